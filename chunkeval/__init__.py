@@ -1,0 +1,3 @@
+"""chunkeval: RAG chunking metrics as tests."""
+
+__version__ = "0.1.0"

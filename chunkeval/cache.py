@@ -1,0 +1,38 @@
+"""The cache root and atomic writes: a crash leaves the old file intact."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+ENV_VAR = "CHUNKEVAL_CACHE"
+
+
+def cache_root() -> Path:
+    """$CHUNKEVAL_CACHE, else $XDG_CACHE_HOME/chunkeval, else ~/.cache/chunkeval."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "chunkeval"
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Write to a temporary file beside `path`, fsync, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path

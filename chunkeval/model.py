@@ -1,0 +1,227 @@
+"""The domain types every stage passes along: Block, Document, Corpus, Query, QuerySet, Chunk.
+
+Data flows one way: corpus -> queries -> strategies -> retrieval -> metrics -> results.
+Every type here is immutable; a stage that needs a changed document builds a new one.
+
+A Document's text is assembled from its blocks, separated by a blank line ("\\n\\n"), so
+offsets are right by construction and recursive splitters see paragraph breaks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+BLOCK_SEP = "\n\n"
+TABLE_CELL_SEP = " | "
+
+HEADING_KINDS = ("heading1", "heading2", "heading3", "heading4")
+BLOCK_KINDS = HEADING_KINDS + ("paragraph", "item", "table", "pre", "dl", "other")
+
+# The heading path in force at a block: (title, h2, h3). Missing levels are "".
+Headings = tuple[str, str, str]
+
+
+class InputError(Exception):
+    """Bad input a user can fix: names the file (and line) and the problem."""
+
+    def __init__(self, path: str, message: str, line: int | None = None):
+        self.path, self.message, self.line = str(path), message, line
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A warning about one input file that did not stop the rest from loading."""
+
+    path: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A block before it has offsets: what a parser emits and a corpus view filters.
+
+    `rows` holds the text of each table row (cells joined by TABLE_CELL_SEP); for a
+    table, `text` must equal "\\n".join(rows). `header_rows` counts leading header rows.
+    """
+
+    kind: str
+    text: str
+    headings: Headings = ("", "", "")
+    rows: tuple[str, ...] = ()
+    header_rows: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A unit of document structure with `[start, end)` offsets into Document.text.
+
+    For a table, `rows` are the `[start, end)` spans of its rows (one line each) and the
+    first `header_rows` of them are header rows.
+    """
+
+    kind: str
+    start: int
+    end: int
+    headings: Headings
+    rows: tuple[tuple[int, int], ...] = ()
+    header_rows: int = 0
+
+    @property
+    def is_heading(self) -> bool:
+        return self.kind in HEADING_KINDS
+
+    @property
+    def level(self) -> int:
+        """1-4 for headings, 0 otherwise."""
+        return int(self.kind[-1]) if self.is_heading else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str  # path relative to the corpus root, e.g. "debian-faq-ja/basic-defs.ja.html"
+    title: str
+    text: str
+    blocks: tuple[Block, ...]
+    source: str = ""  # where it came from (package, file), for messages
+
+    @classmethod
+    def from_parts(cls, id: str, title: str, parts: Iterable[Part], source: str = "") -> "Document":
+        pieces: list[str] = []
+        blocks: list[Block] = []
+        pos = 0
+        for part in parts:
+            if not part.text:
+                continue
+            if pieces:
+                pieces.append(BLOCK_SEP)
+                pos += len(BLOCK_SEP)
+            rows: list[tuple[int, int]] = []
+            if part.kind == "table":
+                assert part.text == "\n".join(part.rows), "table text must be its rows"
+                p = pos
+                for row in part.rows:
+                    rows.append((p, p + len(row)))
+                    p += len(row) + 1
+            pieces.append(part.text)
+            blocks.append(Block(part.kind, pos, pos + len(part.text), part.headings,
+                                tuple(rows), part.header_rows))
+            pos += len(part.text)
+        return cls(id, title, "".join(pieces), tuple(blocks), source)
+
+    def parts(self) -> list[Part]:
+        """The inverse of from_parts: what a view filters and reassembles."""
+        out = []
+        for b in self.blocks:
+            rows = tuple(self.text[s:e] for s, e in b.rows)
+            out.append(Part(b.kind, self.text[b.start:b.end], b.headings, rows, b.header_rows))
+        return out
+
+    def block_text(self, block: Block) -> str:
+        return self.text[block.start:block.end]
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "title": self.title, "text": self.text, "source": self.source,
+            "blocks": [{"kind": b.kind, "start": b.start, "end": b.end,
+                        "headings": list(b.headings),
+                        **({"rows": [list(r) for r in b.rows], "header_rows": b.header_rows}
+                           if b.kind == "table" else {})}
+                       for b in self.blocks],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Document":
+        blocks = tuple(Block(b["kind"], b["start"], b["end"], tuple(b["headings"]),
+                             tuple(tuple(r) for r in b.get("rows", ())), b.get("header_rows", 0))
+                       for b in d["blocks"])
+        return cls(d["id"], d["title"], d["text"], blocks, d.get("source", ""))
+
+
+def _digest(obj) -> str:
+    data = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    documents: tuple[Document, ...]
+    problems: tuple[Problem, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "_by_id", {d.id: d for d in self.documents})
+
+    def __getitem__(self, doc_id: str) -> Document:
+        return self._by_id[doc_id]
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    @property
+    def chars(self) -> int:
+        """Non-whitespace characters, the size measure the spec quotes."""
+        return sum(len("".join(d.text.split())) for d in self.documents)
+
+    @property
+    def fingerprint(self) -> str:
+        return _digest([d.to_json() for d in self.documents])[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    id: str
+    text: str
+    doc_id: str
+    answer: str  # the gold text; scored by shingles, so whitespace does not matter
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """Queries plus the corpus view they are measured on (their own text removed)."""
+
+    name: str
+    queries: tuple[Query, ...]
+    view: Corpus
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    @property
+    def fingerprint(self) -> str:
+        qs = [[q.id, q.text, q.doc_id, q.answer] for q in self.queries]
+        return _digest({"queries": qs, "view": self.view.fingerprint})[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """What a strategy emits. `text` is handed to the LLM and scored; `index_text` is
+    what the retriever indexes (a heading prefix may differ). For parent-child, the
+    chunk is the searched child and `parent` the chunk handed in its place."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    index_text: str | None = None
+    parent: "Chunk | None" = None
+
+    @property
+    def indexed(self) -> str:
+        return self.text if self.index_text is None else self.index_text
+
+    @property
+    def handed(self) -> "Chunk":
+        return self if self.parent is None else self.parent
