@@ -195,6 +195,8 @@ class QuerySet:
     name: str
     queries: tuple[Query, ...]
     view: Corpus
+    # Lines of a user's query file that were skipped, each naming the file and line.
+    problems: tuple[Problem, ...] = ()
 
     def __len__(self) -> int:
         return len(self.queries)

@@ -1,0 +1,442 @@
+"""Query sets: questions with a gold answer span, and the corpus view they are measured on.
+
+A set is built from the corpus itself (FAQ headings, "Q. / A." pairs, section titles) or
+read from a user's JSONL file. A built set's view is the corpus with every heading or
+question paragraph used as a query removed from the body and from the heading paths, and
+(for questions) every citation of it cut out, so no chunk can contain its own query.
+Candidates left out by sampling stay in the view. The gold is the answer text as it reads
+in the view, whitespace-normalised, so it is one contiguous stretch of the view's text.
+
+Everything is deterministic: candidates are ordered by document id then position, and a
+sample of at most `max_queries` is drawn with `random.Random(seed)` and kept in that order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .model import Corpus, Document, InputError, Part, Problem, Query, QuerySet
+
+BUILDERS = ("faq-headings", "faq-qa", "section-titles")
+
+MIN_GOLD = 40  # shorter answers say too little to score
+TITLE_GOLD_TARGET = 200  # section-titles: whole blocks until the gold is this long...
+TITLE_GOLD_CAP = 400  # ...but never longer than this
+
+# A section number in front of a heading: "1.2. ", "A.1 ", "第1章 ", "付録A ".
+_NUMBER = re.compile(
+    r"^(?:第\s*[0-9０-９一二三四五六七八九十百]+\s*[章節部項編]"
+    r"|付録\s*[A-ZＡ-Ｚ0-9０-９]+\.?"
+    r"|[A-Z]\.(?:[0-9]+\.?)*(?=\s)"
+    r"|[0-9]+(?:\.[0-9]+)*\.?(?=\s))\s*")
+
+# Question headings. Debian's FAQ asks with "?"/"？" (often mid-heading: "…方法は? …知りたいのですが!");
+# a polite question may end in "か" with or without "。".
+_QUESTION_MARK = re.compile(r"[?？]")
+_QUESTION_END = re.compile(r"(?:です|ます|でしょう|ません|ました|のです|んです|ない)か[。．.!！]?$")
+
+_Q_MARK = re.compile(r"^\s*[QＱ]\s*[0-9０-９]*\s*[.．:：]\s*")
+_A_MARK = re.compile(r"^\s*[AＡ]\s*[0-9０-９]*\s*[.．:：]\s*")
+# An answer inside the question's paragraph ("Q. …<br>A. …"; a parser may turn the break
+# into a space).
+_A_INLINE = re.compile(r"\s[AＡ][0-9０-９]*\s*[.．:：]")
+
+# Titles that name no topic of their own: a query made of them finds nothing in particular.
+# ("copyright" stays a topic: in a packaging guide it is the name of a file.)
+GENERIC_TITLES = frozenset({
+    "概要", "はじめに", "序文", "序論", "目次", "まとめ", "その他", "注意", "注記", "注", "例",
+    "参考", "参考文献", "関連項目", "付録", "索引", "謝辞", "変更履歴",
+    "overview", "introduction", "notes", "note", "references", "see also", "index",
+    "example", "examples", "summary", "contents",
+})
+
+
+def normalize(text: str) -> str:
+    """Whitespace runs become one space; ends stripped."""
+    return " ".join(text.split())
+
+
+def strip_number(heading: str) -> str:
+    """A heading's text without its section number ("1.2. ", "第1章 ")."""
+    text = normalize(heading)
+    return _NUMBER.sub("", text, count=1).strip() or text
+
+
+def is_question(heading: str) -> bool:
+    text = strip_number(heading)
+    return bool(_QUESTION_MARK.search(text) or _QUESTION_END.search(text))
+
+
+# ---------------------------------------------------------------------------------------
+# Edits: what a view drops or changes in one document.
+
+@dataclass
+class _Edit:
+    drop: set[int] = field(default_factory=set)  # block indices removed from the body
+    blank: list[tuple[int, int, int]] = field(default_factory=list)  # (level, first, end)
+    replace: dict[int, str] = field(default_factory=dict)  # block index -> new text
+
+    def add(self, other: "_Edit") -> None:
+        self.drop |= other.drop
+        self.blank += other.blank
+        self.replace.update(other.replace)
+
+
+@dataclass
+class _Candidate:
+    doc_id: str
+    id: str
+    text: str
+    edit: _Edit  # what removing this query from the view takes
+    gold_blocks: tuple[int, int]  # [first, end) block range the gold is read from
+    answer_mark: bool = False  # the first gold block starts with "A.", not part of the gold
+
+
+def _section_end(doc: Document, i: int) -> int:
+    """Index after the last block of the section headed by block i."""
+    level = doc.blocks[i].level
+    for j in range(i + 1, len(doc.blocks)):
+        if doc.blocks[j].is_heading and doc.blocks[j].level <= level:
+            return j
+    return len(doc.blocks)
+
+
+def _heading_edit(doc: Document, i: int) -> _Edit:
+    level = doc.blocks[i].level
+    edit = _Edit(drop={i})
+    if level in (2, 3):  # the heading path holds (title, h2, h3)
+        edit.blank.append((level, i, _section_end(doc, i)))
+    return edit
+
+
+Scrub = Callable[[str], str]
+
+
+def _scrubber(questions: Iterable[str]) -> Scrub | None:
+    """Cuts every occurrence of these questions out of a text.
+
+    Manuals cite their own FAQ entries by title ("「pool ディレクトリには何がありますか?」を
+    見てください"); left in, such a citation hands the retriever its query verbatim."""
+    alternatives = sorted(set(questions), key=lambda t: (-len(t), t))  # longest first
+    if not alternatives:
+        return None
+    pattern = re.compile("|".join(r"\s+".join(map(re.escape, t.split(" "))) for t in alternatives))
+    return lambda text: pattern.sub("", text)
+
+
+def _view_parts(doc: Document, edit: _Edit, scrub: Scrub | None) -> list[Part | None]:
+    """The document's parts as the view has them, None where a block is dropped."""
+    out: list[Part | None] = []
+    for i, p in enumerate(doc.parts()):
+        if i in edit.drop:
+            out.append(None)
+            continue
+        headings = list(p.headings)
+        for level, first, end in edit.blank:
+            if first <= i < end:
+                headings[level - 1] = ""
+        text, rows = edit.replace.get(i, p.text), p.rows
+        if scrub is not None:
+            headings = [scrub(h) for h in headings]
+            if rows:
+                rows = tuple(scrub(r) for r in rows)
+                text = "\n".join(rows)
+            else:
+                text = scrub(text)
+        out.append(Part(p.kind, text, tuple(headings), rows, p.header_rows))
+    return out
+
+
+def _gold(parts: list[Part | None], cand: _Candidate, cap: bool) -> str:
+    first, end = cand.gold_blocks
+    texts = [p.text for p in parts[first:end] if p is not None]
+    if cand.answer_mark and texts:
+        texts[0] = _A_MARK.sub("", texts[0], count=1)
+    if not cap:
+        return normalize(" ".join(texts))
+    gold = ""
+    for t in texts:
+        gold = normalize(gold + " " + t)
+        if len(gold) >= TITLE_GOLD_TARGET:
+            break
+    if len(gold) > TITLE_GOLD_CAP:
+        # Prefer ending on a sentence; else a hard cut.
+        cut = gold.rfind("。", 0, TITLE_GOLD_CAP)
+        gold = gold[:cut + 1] if cut + 1 >= TITLE_GOLD_TARGET else gold[:TITLE_GOLD_CAP].rstrip()
+    return gold
+
+
+# ---------------------------------------------------------------------------------------
+# Candidates of each builder, in document-id order then position.
+
+def _documents(corpus: Corpus) -> list[Document]:
+    return sorted(corpus.documents, key=lambda d: d.id)
+
+
+def _heading_candidates(corpus: Corpus, want) -> list[_Candidate]:
+    out = []
+    for doc in _documents(corpus):
+        n = 0
+        for i, b in enumerate(doc.blocks):
+            if not b.is_heading:
+                continue
+            n += 1
+            text = strip_number(doc.block_text(b))
+            if want(b.level, text):
+                out.append(_Candidate(doc.id, f"{doc.id}#h{n}", text, _heading_edit(doc, i),
+                                      (i + 1, _section_end(doc, i))))
+    return out
+
+
+def _faq_heading_candidates(corpus: Corpus) -> list[_Candidate]:
+    return _heading_candidates(corpus, lambda level, text: level in (2, 3, 4) and is_question(text))
+
+
+def _title_candidates(corpus: Corpus) -> list[_Candidate]:
+    # A title found more than once (in any document, any level, or as a document title)
+    # points at no one section: neither copy becomes a query.
+    seen: Counter[str] = Counter()
+    for doc in corpus.documents:
+        titles = [strip_number(doc.block_text(b)) for b in doc.blocks if b.is_heading]
+        if doc.title and strip_number(doc.title) not in titles:
+            titles.append(strip_number(doc.title))
+        seen.update(titles)
+
+    def want(level: int, text: str) -> bool:
+        return (level in (2, 3) and not is_question(text) and seen[text] == 1
+                and len(text) >= 2 and text.lower() not in GENERIC_TITLES)
+
+    return _heading_candidates(corpus, want)
+
+
+def _qa_candidates(corpus: Corpus) -> list[_Candidate]:
+    out = []
+    for doc in _documents(corpus):
+        blocks = doc.blocks
+        n = 0
+        for i, b in enumerate(blocks):
+            text = doc.block_text(b)
+            if b.kind != "paragraph" or not _Q_MARK.match(text):
+                continue
+            n += 1
+            end = i + 1
+            while end < len(blocks) and not blocks[end].is_heading and not (
+                    blocks[end].kind == "paragraph" and _Q_MARK.match(doc.block_text(blocks[end]))):
+                end += 1
+            inline = _A_INLINE.search(text)
+            if inline:  # keep the answer part in the view
+                question = text[:inline.start()]
+                edit, first = _Edit(replace={i: text[inline.start():].strip()}), i
+            elif end > i + 1 and blocks[i + 1].kind == "paragraph" and \
+                    _A_MARK.match(doc.block_text(blocks[i + 1])):
+                question = text
+                edit, first = _Edit(drop={i}), i + 1
+            else:
+                continue
+            qtext = normalize(_Q_MARK.sub("", question, count=1))
+            if qtext:
+                out.append(_Candidate(doc.id, f"{doc.id}#q{n}", qtext, edit, (first, end), True))
+    return out
+
+
+_CANDIDATES = {
+    "faq-headings": _faq_heading_candidates,
+    "faq-qa": _qa_candidates,
+    "section-titles": _title_candidates,
+}
+
+
+def _build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
+    by_id = {d.id: d for d in corpus.documents}
+    cands = _CANDIDATES[name](corpus)
+    cap = name == "section-titles"
+    # Questions are cut out wherever they are cited; terse titles occur in prose by nature.
+    scrubs = name != "section-titles"
+
+    def edits_of(chosen: list[_Candidate]) -> dict[str, _Edit]:
+        edits: dict[str, _Edit] = {}
+        for c in chosen:
+            edits.setdefault(c.doc_id, _Edit()).add(c.edit)
+        return edits
+
+    # The gold must be long enough even when every other candidate is removed around it.
+    everything = edits_of(cands)
+    scrub = _scrubber(c.text for c in cands) if scrubs else None
+    parts = {i: _view_parts(by_id[i], e, scrub) for i, e in everything.items()}
+    cands = [c for c in cands if len(_gold(parts[c.doc_id], c, cap)) >= MIN_GOLD]
+
+    # A question asked twice (in two documents, or twice in one) is asked once: the first
+    # copy is the query, and removing it removes its copies too, or they would leak it.
+    copies: dict[str, list[_Candidate]] = {}
+    for c in cands:
+        copies.setdefault(c.text, []).append(c)
+    chosen = _sample([group[0] for group in copies.values()], max_queries, seed)
+
+    # Golds are read from the view's own parts, so each is a stretch of the view's text.
+    edits = edits_of([copy for c in chosen for copy in copies[c.text]])
+    scrub = _scrubber(c.text for c in chosen) if scrubs else None
+    parts = {d.id: _view_parts(d, edits.get(d.id, _Edit()), scrub) for d in corpus.documents}
+    queries = tuple(Query(c.id, c.text, c.doc_id, _gold(parts[c.doc_id], c, cap)) for c in chosen)
+    docs = []
+    for d in corpus.documents:
+        kept = [p for p in parts[d.id] if p is not None]
+        docs.append(d if kept == d.parts() else Document.from_parts(d.id, d.title, kept, d.source))
+    return QuerySet(name, queries, Corpus(corpus.name, tuple(docs), corpus.problems))
+
+
+def _sample(items: list, max_queries: int, seed: int) -> list:
+    if max_queries < 0:
+        raise ValueError(f"max_queries must be >= 0, got {max_queries}")
+    if len(items) <= max_queries:
+        return list(items)
+    keep = sorted(random.Random(seed).sample(range(len(items)), max_queries))
+    return [items[i] for i in keep]
+
+
+# ---------------------------------------------------------------------------------------
+# A user's JSONL file.
+
+def _resolve_doc(corpus: Corpus, ref: str) -> tuple[str | None, str | None]:
+    """(document id, None) or (None, why not)."""
+    ref = ref.strip().replace("\\", "/").removeprefix("./")
+    if ref in corpus:
+        return ref, None
+    matches = []
+    for d in corpus.documents:
+        name = d.id.rsplit("/", 1)[-1]
+        folder = d.id[: len(d.id) - len(name)]
+        stems = {folder + name.rsplit(".", 1)[0], folder + name.split(".", 1)[0]}
+        if ref in stems:
+            matches.append(d.id)
+    if len(matches) == 1:
+        return matches[0], None
+    if matches:
+        return None, f"document {ref!r} is ambiguous: {', '.join(sorted(matches))}"
+    return None, f"unknown document {ref!r}"
+
+
+def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise InputError(str(path), f"not UTF-8 text: {e}") from None
+    except OSError as e:
+        raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
+
+    queries: list[Query] = []
+    problems: list[Problem] = []
+    ids: set[str] = set()
+    bare_text: dict[str, str] = {}
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+
+        def bad(message: str) -> None:
+            problems.append(Problem(str(path), f"{message}; line skipped", lineno))
+
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            bad(f"not JSON ({e.msg})")
+            continue
+        if not isinstance(obj, dict):
+            bad("not a JSON object")
+            continue
+        has_offsets = "start" in obj and "end" in obj
+        missing = [k for k in ("id", "query", "doc") if k not in obj]
+        if "answer" not in obj and not has_offsets:
+            missing.append("answer (or start and end)")
+        if missing:
+            bad(f"missing key(s): {', '.join(missing)}")
+            continue
+        qid, text, ref = str(obj["id"]), obj["query"], obj["doc"]
+        if not isinstance(text, str) or not normalize(text):
+            bad("'query' must be a non-empty string")
+            continue
+        if not isinstance(ref, str):
+            bad("'doc' must be a string")
+            continue
+        if qid in ids:
+            bad(f"duplicate id {qid!r}")
+            continue
+        doc_id, why = _resolve_doc(corpus, ref)
+        if doc_id is None:
+            bad(why)
+            continue
+        doc = corpus[doc_id]
+        if "answer" in obj:
+            if not isinstance(obj["answer"], str) or not normalize(obj["answer"]):
+                bad("'answer' must be a non-empty string")
+                continue
+            answer = normalize(obj["answer"])
+            # Compared without any whitespace, as coverage is scored: a line break pasted
+            # into Japanese text must not make the answer unfindable.
+            if doc_id not in bare_text:
+                bare_text[doc_id] = "".join(doc.text.split())
+            if "".join(answer.split()) not in bare_text[doc_id]:
+                bad(f"answer not found in {doc_id} (compared without whitespace)")
+                continue
+        else:
+            start, end = obj["start"], obj["end"]
+            if not (type(start) is int and type(end) is int and 0 <= start < end <= len(doc.text)):
+                bad(f"'start'/'end' must be integers with 0 <= start < end <= {len(doc.text)} "
+                    f"(the length of {doc_id})")
+                continue
+            answer = normalize(doc.text[start:end])
+            if not answer:
+                bad(f"text {start}-{end} of {doc_id} is blank")
+                continue
+        ids.add(qid)
+        queries.append(Query(qid, normalize(text), doc_id, answer))
+
+    if not queries:
+        first = f"; first: {problems[0]}" if problems else ""
+        raise InputError(str(path), f"no usable queries ({len(problems)} bad lines{first})")
+    chosen = tuple(_sample(queries, max_queries, seed))
+    return QuerySet(path.stem, chosen, corpus, tuple(problems))
+
+
+# ---------------------------------------------------------------------------------------
+# Public entry points.
+
+def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = 800, seed: int = 0) -> QuerySet:
+    """The query set named by `spec`: a builder in BUILDERS, or the path of a JSONL file
+    with one {"id", "query", "doc", "answer" | "start"+"end"} object a line."""
+    if spec in BUILDERS:
+        return _build(corpus, spec, max_queries, seed)
+    path = Path(spec)
+    if path.is_file():
+        return _read_jsonl(corpus, path, max_queries, seed)
+    raise InputError(spec, "not a query set: give one of " + ", ".join(BUILDERS)
+                     + " or the path of a JSONL file" + (" (this is a directory)" if path.is_dir() else ""))
+
+
+def default_query_sets(corpus: Corpus) -> list[str]:
+    """The builders that give at least one query on this corpus, in BUILDERS order."""
+    return [name for name in BUILDERS if len(build_query_set(corpus, name, max_queries=1))]
+
+
+def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
+    """(query id, document id) for each query whose text is still in the view.
+
+    A question (faq sets, user files) leaks if its text occurs anywhere in a block or in a
+    heading path; a section title leaks only as a whole heading or heading-path entry,
+    since terse titles occur naturally in prose."""
+    leaks = []
+    exact = query_set.name == "section-titles"
+    for doc in query_set.view.documents:
+        paths = {strip_number(h) for b in doc.blocks for h in b.headings if h}
+        heads = {strip_number(doc.block_text(b)) for b in doc.blocks if b.is_heading}
+        if exact:
+            found = paths | heads
+            leaks += [(q.id, doc.id) for q in query_set.queries if q.text in found]
+            continue
+        haystack = "\n".join([normalize(doc.text), *sorted(paths)])
+        leaks += [(q.id, doc.id) for q in query_set.queries if q.text in haystack]
+    return leaks
