@@ -1,0 +1,227 @@
+"""The evaluation stage: strategy x retriever x query set -> one result entry.
+
+`Evaluation` is lazy and memoised: query sets, chunks per (strategy, view) and indexes per
+(strategy, retriever, view) are each built once, on first use. The CLI runs it over the
+whole matrix; the pytest plugin holds one per session and asks only for what tests need.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import __version__, metrics, queries, retrieval, strategies
+from .model import Chunk, Corpus, QuerySet
+from .progress import Progress
+
+# Deep enough that the 4,000-char end of the budget curve fills even with small chunks.
+SEARCH_DEPTH = 64
+# Parent-child searches children this many times deeper, so that after merging children
+# into their parents there are still enough distinct parents.
+CHILD_DEPTH_FACTOR = 8
+
+
+@dataclass(frozen=True)
+class Settings:
+    k: int = 5
+    budget: int = 2000
+    budgets: tuple[int, ...] = (500, 1000, 1500, 2000, 3000, 4000)
+    shingle: int = 8
+    complete_at: float = 0.95
+    seed: int = 0
+    max_queries: int = 800
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["budgets"] = list(self.budgets)
+        return d
+
+
+@dataclass
+class Chunked:
+    """One strategy's output on one corpus view, in the two roles a chunk can play."""
+
+    searched: list[Chunk]  # what the retriever indexes
+    handed: list[Chunk]  # what the LLM gets (parents, for parent-child)
+    parent_of: np.ndarray | None  # searched index -> handed index, parent-child only
+    seconds: float
+    stats: dict = field(default_factory=dict)
+    cut: dict = field(default_factory=dict)
+
+
+class Evaluation:
+    def __init__(self, corpus: Corpus, settings: Settings | None = None,
+                 query_specs: Sequence[str] | None = None):
+        self.corpus = corpus
+        self.settings = settings or Settings()
+        self.query_specs = list(query_specs) if query_specs else queries.default_query_sets(corpus)
+        self._query_sets: dict[str, QuerySet] = {}
+        self._chunked: dict[tuple[str, str], Chunked] = {}
+        self._indexes: dict[tuple[str, str, str], tuple[object, float]] = {}
+        self._results: dict[tuple[str, str, str], dict] = {}
+
+    # -- stages, each memoised ------------------------------------------------------------
+    def query_set(self, spec: str) -> QuerySet:
+        if spec not in self._query_sets:
+            self._query_sets[spec] = queries.build_query_set(
+                self.corpus, spec, max_queries=self.settings.max_queries, seed=self.settings.seed)
+        return self._query_sets[spec]
+
+    def query_set_name(self, spec: str) -> str:
+        return self.query_set(spec).name
+
+    def chunked(self, strategy_name: str, spec: str) -> Chunked:
+        key = (strategy_name, spec)
+        if key not in self._chunked:
+            strategy = strategies.get(strategy_name)
+            view = self.query_set(spec).view
+            t0 = time.perf_counter()
+            searched: list[Chunk] = []
+            for doc in view.documents:
+                searched.extend(strategy.split(doc))
+            seconds = time.perf_counter() - t0
+            handed, parent_of = _handed(searched)
+            self._chunked[key] = Chunked(
+                searched, handed, parent_of, seconds,
+                stats=metrics.chunk_stats(searched),
+                cut=metrics.cut_rate(view.documents, handed))
+        return self._chunked[key]
+
+    def index(self, strategy_name: str, retriever: str, spec: str):
+        key = (strategy_name, retriever, spec)
+        if key not in self._indexes:
+            t0 = time.perf_counter()
+            if retriever == "hybrid":
+                bm25, s1 = self.index(strategy_name, "bm25", spec)
+                lsa, s2 = self.index(strategy_name, "lsa", spec)
+                self._indexes[key] = (retrieval.HybridIndex(bm25, lsa),
+                                      s1 + s2 + time.perf_counter() - t0)
+            else:
+                texts = [c.indexed for c in self.chunked(strategy_name, spec).searched]
+                index = retrieval.build_index(retriever, texts, seed=self.settings.seed)
+                self._indexes[key] = (index, time.perf_counter() - t0)
+        return self._indexes[key]
+
+    def ranking(self, strategy_name: str, retriever: str, spec: str) -> tuple[np.ndarray, float]:
+        """Ranked handed-chunk ids per query (-1 padded) and the search seconds."""
+        chunked = self.chunked(strategy_name, spec)
+        index, _ = self.index(strategy_name, retriever, spec)
+        texts = [q.text for q in self.query_set(spec).queries]
+        depth = SEARCH_DEPTH
+        t0 = time.perf_counter()
+        if chunked.parent_of is None:
+            ranked = index.search(texts, depth)
+        else:
+            children = index.search(texts, depth * CHILD_DEPTH_FACTOR)
+            ranked = _merge_into_parents(children, chunked.parent_of, depth)
+        return ranked, time.perf_counter() - t0
+
+    def result(self, strategy_name: str, retriever: str, spec: str) -> dict:
+        key = (strategy_name, retriever, spec)
+        if key not in self._results:
+            s = self.settings
+            qs = self.query_set(spec)
+            chunked = self.chunked(strategy_name, spec)
+            _, index_seconds = self.index(strategy_name, retriever, spec)
+            ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
+            scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
+                                   budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle)
+            summary = scores.summary()
+            summary["cut_rate"] = chunked.cut
+            self._results[key] = {
+                "strategy": strategy_name, "retriever": retriever, "query_set": qs.name,
+                "metrics": summary,
+                "budget_curve": {str(b): _mean_se(scores.curve[b]) for b in s.budgets},
+                "chunks": chunked.stats,
+                "seconds": {"split": round(chunked.seconds, 4), "index": round(index_seconds, 4),
+                            "search": round(search_seconds, 4)},
+                "per_query": [
+                    {"id": q.id, "coverage": round(float(scores.coverage[i]), 6),
+                     "budget_coverage": round(float(scores.budget_coverage[i]), 6),
+                     "doc_hit": bool(scores.doc_hit[i]),
+                     "retrieved": [list(r) for r in scores.retrieved[i]]}
+                    for i, q in enumerate(qs.queries)],
+            }
+        return self._results[key]
+
+    # -- the whole matrix -------------------------------------------------------------------
+    def run(self, strategy_names: Iterable[str] | None = None,
+            retrievers: Iterable[str] | None = None, progress: bool | None = None) -> dict:
+        names = list(strategy_names or strategies.names())
+        rets = list(retrievers or retrieval.RETRIEVERS)
+        specs = self.query_specs
+        results = []
+        with Progress("evaluating", len(names) * len(rets) * len(specs), enabled=progress) as bar:
+            for spec in specs:
+                for name in names:
+                    for ret in rets:
+                        results.append(self.result(name, ret, spec))
+                        bar.step(f"{name} {ret} {spec}")
+                    # Indexes of a finished strategy are not needed again: keep memory flat.
+                    self.release(name, spec)
+        return self.document(results, names)
+
+    def release(self, strategy_name: str, spec: str) -> None:
+        for key in [k for k in self._indexes if k[0] == strategy_name and k[2] == spec]:
+            del self._indexes[key]
+        self._chunked.pop((strategy_name, spec), None)
+
+    def document(self, results: list[dict], names: Iterable[str]) -> dict:
+        """The results document (results.json) around a list of result entries."""
+        return {
+            "schema": 1,
+            "chunkeval": __version__,
+            "corpus": corpus_summary(self.corpus),
+            "settings": self.settings.to_json(),
+            "query_sets": {self.query_set(spec).name: {
+                "queries": len(self.query_set(spec)),
+                "fingerprint": self.query_set(spec).fingerprint} for spec in self.query_specs},
+            "strategies": {n: strategies.get(n).describe() for n in names},
+            "results": results,
+        }
+
+
+def corpus_summary(corpus: Corpus) -> dict:
+    return {"name": corpus.name, "fingerprint": corpus.fingerprint,
+            "documents": len(corpus), "chars": corpus.chars}
+
+
+def _mean_se(values: np.ndarray) -> dict:
+    from .stats import mean_se
+    m, se = mean_se(values)
+    return {"value": m, "se": se}
+
+
+def _handed(searched: list[Chunk]) -> tuple[list[Chunk], np.ndarray | None]:
+    if all(c.parent is None for c in searched):
+        return searched, None
+    handed: list[Chunk] = []
+    position: dict[Chunk, int] = {}
+    parent_of = np.empty(len(searched), dtype=np.int64)
+    for i, c in enumerate(searched):
+        p = c.handed
+        if p not in position:
+            position[p] = len(handed)
+            handed.append(p)
+        parent_of[i] = position[p]
+    return handed, parent_of
+
+
+def _merge_into_parents(children: np.ndarray, parent_of: np.ndarray, depth: int) -> np.ndarray:
+    """Child rank order, each parent once."""
+    out = np.full((children.shape[0], depth), -1, dtype=np.int64)
+    for qi, row in enumerate(children):
+        seen: list[int] = []
+        for c in row:
+            if c < 0:
+                break
+            p = int(parent_of[c])
+            if p not in seen:
+                seen.append(p)
+                if len(seen) == depth:
+                    break
+        out[qi, :len(seen)] = seen
+    return out
