@@ -15,6 +15,7 @@ from pathlib import Path
 from . import __version__, strategies
 from .cache import atomic_write
 from .config import configured_splitters
+from .corpus import CorpusError
 from .model import InputError, Problem
 
 EPILOG = """examples:
@@ -109,21 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
-    except (UsageError, InputError, strategies.SplitterError, KeyError, ValueError) as e:
+    except (UsageError, CorpusError, InputError, strategies.SplitterError, KeyError,
+            ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
-    except Exception as e:  # the corpus stage's own error type, without importing it eagerly
-        if type(e).__name__ == "CorpusError":
-            print(f"chunkeval: error: {e}", file=sys.stderr)
-            return 2
-        raise
 
 
 # -- corpus --------------------------------------------------------------------------------------
 def _corpus_command(args) -> int:
     if args.corpus_command == "fetch":
-        from .corpus import CorpusError, fetch_debian_ja
+        from .corpus import fetch_debian_ja
         try:
             paths = fetch_debian_ja(progress=None)
         except CorpusError as e:

@@ -31,7 +31,7 @@ from .model import InputError
 
 PROPERTY = "chunkeval"
 RETRIEVERS = ("bm25", "lsa", "hybrid")
-STRUCTURE_FAMILIES = ("structure",)
+STRUCTURE_FAMILIES = ("structure", "prefix")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -56,6 +56,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     option("chunkeval-query-sets", ini_type="args", default=[], metavar="NAMES",
            help="query sets (comma-separated on the command line): builder names or JSONL "
                 "files; default: every builder that yields queries on the corpus")
+    option("chunkeval-strategies", ini_type="args", default=[], metavar="NAMES",
+           help="only these strategies (comma-separated), in metric and invariant tests; "
+                "default: all")
+    option("chunkeval-retrievers", ini_type="args", default=[], metavar="NAMES",
+           help="only these retrievers (comma-separated: bm25,lsa,hybrid); default: all")
     option("chunkeval-baselines", default="baselines", metavar="DIR",
            help="directory of baseline files, relative to the rootdir (default: baselines)")
     option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here")
@@ -90,13 +95,27 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Summary(config), "chunkeval-summary")
 
 
-def _query_sets(config: pytest.Config) -> list[str]:
-    value = config.getoption("chunkeval_query_sets")
+def _listed(config: pytest.Config, name: str) -> list[str]:
+    """A comma-separated command-line value, else the ini list, else []."""
+    value = config.getoption(name)
     if value is not None:
         return [v.strip() for v in value.split(",") if v.strip()]
-    configured = config.getini("chunkeval_query_sets")
+    return list(config.getini(name))
+
+
+def _selected(config: pytest.Config, name: str, known: list[str]) -> list[str]:
+    chosen = _listed(config, name) or known
+    unknown = [c for c in chosen if c not in known]
+    if unknown:
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: unknown {', '.join(unknown)}; "
+                                f"known: {', '.join(known)}")
+    return chosen
+
+
+def _query_sets(config: pytest.Config) -> list[str]:
+    configured = _listed(config, "chunkeval_query_sets")
     if configured:
-        return list(configured)
+        return configured
     corpus = str(_setting(config, "chunkeval_corpus"))
     return ["faq-headings", "section-titles"] if corpus == "debian-ja" else ["section-titles"]
 
@@ -115,12 +134,13 @@ class Case:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     config = metafunc.config
-    names = strategies.names()
+    names = _selected(config, "chunkeval_strategies", strategies.names())
     if "strategy_name" in metafunc.fixturenames:
         metafunc.parametrize("strategy_name", names)
     if "retrieval_case" in metafunc.fixturenames:
+        rets = _selected(config, "chunkeval_retrievers", list(RETRIEVERS))
         cases = [Case(s, r, q) for q, s, r in
-                 itertools.product(_query_sets(config), names, RETRIEVERS)]
+                 itertools.product(_query_sets(config), names, rets)]
         metafunc.parametrize("retrieval_case", cases, ids=[c.id for c in cases])
     if "cut_case" in metafunc.fixturenames:
         structured = [n for n in names if strategies.get(n).family in STRUCTURE_FAMILIES]
@@ -360,7 +380,7 @@ class Summary:
 def format_summary(rows: list[dict]) -> str:
     """One line a case: Recall@k and budget recall, baseline -> now, and the worst verdict."""
     order = {"regressed": 0, "improved": 1, "ok": 2}
-    head = (f"{'strategy':<26}{'retriever':<8}{'query set':<16}"
+    head = (f"{'strategy':<26}{'retriever':<10}{'query set':<16}"
             f"{'R@k base':>9}{'now':>7}{'diff [95% CI]':>22}"
             f"{'budget base':>12}{'now':>7}{'diff [95% CI]':>22}  verdict")
     lines = [head, "-" * len(head)]
@@ -373,7 +393,7 @@ def format_summary(rows: list[dict]) -> str:
         by = {v["metric"]: v for v in r["verdicts"]}
         worst = min(r["verdicts"], key=lambda v: order[v["status"]])
         flagged = "" if worst["status"] == "ok" else f" ({worst['metric']})"
-        lines.append(f"{r['strategy']:<26}{r['retriever']:<8}{r['query_set']:<16}"
+        lines.append(f"{r['strategy']:<26}{r['retriever']:<10}{r['query_set']:<16}"
                      + (cell(by["recall_at_k"]) if "recall_at_k" in by else " " * 38)
                      + (" " * 3 + cell(by["budget_recall"]) if "budget_recall" in by else "")
                      + f"  {worst['status']}{flagged}")

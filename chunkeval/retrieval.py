@@ -1,0 +1,365 @@
+"""Retrieval (SPEC section 4): BM25 and LSA over character 2-grams, and their RRF hybrid.
+
+Every index answers `search(queries, k)` with an int64 array [len(queries), k] of chunk ids
+in rank order, padded with -1 when there are fewer than k chunks. Equal scores rank the lower
+chunk id first, so a ranking is a pure function of the texts and the queries.
+
+Tokens are the character 2-grams of scikit-learn's
+`CountVectorizer(analyzer="char", ngram_range=(2, 2), lowercase=False)`: runs of two or more
+whitespace characters collapse to one space, then every pair of adjacent characters is a token.
+CountVectorizer itself feeds every token through a Python dict (about 10 s for 6M characters),
+so `Bigrams` computes the same tokens, the same vocabulary in the same (code point) order and
+the same counts with a few numpy sorts; tests check it against CountVectorizer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits  # comes with scikit-learn
+
+RETRIEVERS = ("bm25", "lsa", "hybrid")
+
+K1, B = 1.2, 0.75
+LSA_DIMS, LSA_SAMPLE, LSA_MAX_FEATURES = 128, 6000, 60000
+RRF_CONSTANT, RRF_DEPTH = 60, 100
+
+# A batch of dense scores holds at most this many floats, whatever the corpus size.
+_BATCH_CELLS = 1 << 23
+_MAX_BATCH = 256
+
+_WHITE_SPACES = re.compile(r"\s\s+")  # CountVectorizer's own whitespace rule
+
+
+class Index(Protocol):
+    def __len__(self) -> int: ...
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray: ...
+
+
+# --- tokens -------------------------------------------------------------------------------
+
+def _code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """All texts' code points end to end (whitespace runs collapsed), and each text's length."""
+    norm = [_WHITE_SPACES.sub(" ", t) for t in texts]
+    lengths = np.fromiter(map(len, norm), dtype=np.int64, count=len(norm))
+    raw = "".join(norm).encode("utf-32-le", errors="surrogatepass")
+    return np.frombuffer(raw, dtype=np.uint32), lengths
+
+
+def _inside(lengths: np.ndarray) -> np.ndarray:
+    """For joined texts: a mask over adjacent character pairs, False where a pair would
+    straddle the end of one text and the start of the next."""
+    total = int(lengths.sum())
+    inside = np.ones(max(total - 1, 0), dtype=bool)
+    last = np.cumsum(lengths)[:-1] - 1  # last character of every text but the final one
+    inside[last[(last >= 0) & (last < total - 1)]] = False
+    return inside
+
+
+def _owners(lengths: np.ndarray) -> np.ndarray:
+    """The text number of every 2-gram, in order."""
+    return np.repeat(np.arange(len(lengths), dtype=np.int64), np.maximum(lengths - 1, 0))
+
+
+def _pair_keys(ids: np.ndarray, bits: int, inside: np.ndarray) -> np.ndarray:
+    """(first char id << bits) | second char id for every 2-gram inside a text."""
+    keys = ids[:-1].astype(np.int64)
+    keys <<= bits
+    keys |= ids[1:]
+    return keys[inside]
+
+
+@dataclass(frozen=True)
+class Bigrams:
+    """A fitted 2-gram vocabulary: the characters seen and the sorted 2-gram keys.
+
+    A key is (first char id << bits) | second char id, where char ids number the characters
+    seen in code point order; so key order is the order of the 2-gram strings.
+    """
+
+    alphabet: np.ndarray  # sorted code points (uint32)
+    vocab: np.ndarray  # sorted keys (int64)
+    bits: int
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    def terms(self) -> list[str]:
+        first, second = self.vocab >> self.bits, self.vocab & ((1 << self.bits) - 1)
+        return [chr(self.alphabet[a]) + chr(self.alphabet[b]) for a, b in zip(first, second)]
+
+    def keys(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each 2-gram of the texts that is in the vocabulary: (term id, text number)."""
+        codes, lengths = _code_points(texts)
+        if not len(self.vocab) or len(codes) < 2:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        inside = _inside(lengths)
+        ids = np.searchsorted(self.alphabet, codes)
+        ids[ids == len(self.alphabet)] = 0
+        known = self.alphabet[ids] == codes
+        ok = (known[:-1] & known[1:])[inside]
+        keys, owner = _pair_keys(ids, self.bits, inside)[ok], _owners(lengths)[ok]
+        term = np.searchsorted(self.vocab, keys)
+        term[term == len(self.vocab)] = 0
+        hit = self.vocab[term] == keys
+        return term[hit], owner[hit]
+
+    def counts(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """[len(texts), len(vocab)] 2-gram counts; a 2-gram seen twice counts twice."""
+        term, owner = self.keys(texts)
+        m = sp.csr_matrix((np.ones(len(term), dtype=np.float32), (owner, term)),
+                          shape=(len(texts), len(self.vocab)))
+        m.sum_duplicates()
+        return m
+
+
+def fit_bigrams(texts: Sequence[str]) -> tuple[Bigrams, sp.csr_matrix, np.ndarray]:
+    """The vocabulary of `texts`, their counts term-major ([vocab, texts], CSR) and each
+    text's number of 2-grams. One sort of (2-gram, text) keys yields all three."""
+    codes, lengths = _code_points(texts)
+    n_tokens = np.maximum(lengths - 1, 0)
+    seen = np.zeros(0x110000, dtype=bool)  # a table beats np.unique on millions of chars
+    seen[codes] = True
+    alphabet = np.flatnonzero(seen).astype(np.uint32)
+    bits = max(1, (len(alphabet) - 1).bit_length())
+    text_bits = max(1, (len(texts) - 1).bit_length())
+    if 2 * bits + text_bits > 63:
+        raise ValueError(f"too many distinct characters ({len(alphabet)}) and texts "
+                         f"({len(texts)}) for one 64-bit key")
+    table = np.zeros(int(alphabet[-1]) + 1 if len(alphabet) else 1, dtype=np.int32)
+    table[alphabet] = np.arange(len(alphabet))
+    keys = _pair_keys(table[codes], bits, _inside(lengths))
+    keys <<= text_bits
+    keys |= _owners(lengths)
+    keys.sort()
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = np.flatnonzero(first)
+    tf = np.diff(np.append(starts, len(keys))).astype(np.float32)
+    pairs = keys[starts]
+    doc = pairs & ((1 << text_bits) - 1)
+    bigram = pairs >> text_bits
+    new_term = np.ones(len(bigram), dtype=bool)
+    new_term[1:] = bigram[1:] != bigram[:-1]
+    term_starts = np.flatnonzero(new_term)
+    vocab = bigram[term_starts]
+    indptr = np.append(term_starts, len(bigram))
+    matrix = sp.csr_matrix((tf, doc.astype(np.int32), indptr), shape=(len(vocab), len(texts)))
+    return Bigrams(alphabet, vocab, bits), matrix, n_tokens
+
+
+# --- ranking ------------------------------------------------------------------------------
+
+def _batches(n_queries: int, n_chunks: int):
+    size = max(1, min(_MAX_BATCH, _BATCH_CELLS // max(n_chunks, 1)))
+    for lo in range(0, n_queries, size):
+        yield lo, min(lo + size, n_queries)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Row-wise ids of the k highest scores, best first, lower id first among equals."""
+    n_rows, n = scores.shape
+    out = np.full((n_rows, k), -1, dtype=np.int64)
+    take = min(k, n)
+    if take == 0:
+        return out
+    if take < n:
+        part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+        kth = scores[np.arange(n_rows)[:, None], part].min(axis=1)
+    for i in range(n_rows):
+        row = scores[i]
+        if take < n:
+            # argpartition picks arbitrarily among scores equal to the k-th; pick lowest ids
+            above = np.flatnonzero(row > kth[i])
+            tied = np.flatnonzero(row == kth[i])[:take - len(above)]
+            cand = np.concatenate([above, tied])
+        else:
+            cand = np.arange(n)
+        out[i, :take] = cand[np.lexsort((cand, -row[cand]))]
+    return out
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+
+
+# --- BM25 ---------------------------------------------------------------------------------
+
+class BM25Index:
+    """Okapi BM25, Lucene idf log(1 + (N - df + 0.5) / (df + 0.5)) and Lucene's term
+    weight idf * tf / (tf + k1 * (1 - b + b * len / avglen)) (no constant (k1 + 1) factor,
+    as in Lucene 8 and bm25s: it scales every score alike). The weight of every (term,
+    chunk) pair is computed once here; a query then sums the rows of its 2-grams."""
+
+    def __init__(self, texts: Sequence[str], *, k1: float = K1, b: float = B):
+        self.bigrams, tf, lengths = fit_bigrams(texts)
+        self.n = len(texts)
+        avg = float(lengths.mean()) if self.n else 0.0
+        df = np.diff(tf.indptr)
+        idf = np.log1p((self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        norm = (k1 * (1 - b + b * lengths / avg) if avg > 0 else np.full(self.n, k1)
+                ).astype(np.float32)
+        # in place, float32: this runs over every (2-gram, chunk) pair of the corpus
+        data = norm[tf.indices]
+        data += tf.data
+        np.divide(tf.data, data, out=data)
+        data *= np.repeat(idf, df)
+        # [vocab, chunks]: a query's count row times this is its score row
+        self.weights = sp.csr_matrix((data, tf.indices, tf.indptr), shape=tf.shape)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        q = self.bigrams.counts(queries)  # repeated 2-grams count each time
+        out = np.zeros((len(queries), self.n), dtype=np.float32)
+        for i in range(len(queries)):
+            lo, hi = q.indptr[i], q.indptr[i + 1]
+            if lo < hi:
+                # Only the query's own rows of the weights: the work is their nonzeros.
+                # (A sparse product q @ weights does the same sums but builds a sparse
+                # result almost as dense as the scores, in two passes: 1.6x slower.)
+                out[i] = self.weights[q.indices[lo:hi]].T @ q.data[lo:hi]
+        return out
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Dense [len(queries), len(self)] scores (float32)."""
+        return np.vstack([self._score_batch(queries[lo:hi])
+                          for lo, hi in _batches(len(queries), self.n)]
+                         or [np.zeros((0, self.n), dtype=np.float32)])
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        _check_k(k)
+        out = np.full((len(queries), k), -1, dtype=np.int64)
+        for lo, hi in _batches(len(queries), self.n):
+            out[lo:hi] = top_k(self._score_batch(queries[lo:hi]), k)
+        return out
+
+
+# --- LSA ----------------------------------------------------------------------------------
+
+class LSAIndex:
+    """TF-IDF of character 2-grams (at most 60,000: the most frequent in the corpus, ties by
+    term order), TruncatedSVD fitted on a seeded sample of at most 6,000 chunks, vectors
+    L2-normalised, ranked by cosine (float64, rounded to 1e-9). The TF-IDF is TfidfVectorizer's defaults (smooth idf,
+    raw counts, L2 rows) applied to the same counts as BM25."""
+
+    def __init__(self, texts: Sequence[str], *, seed: int = 0, dims: int = LSA_DIMS,
+                 sample: int = LSA_SAMPLE, max_features: int = LSA_MAX_FEATURES):
+        from sklearn.decomposition import TruncatedSVD
+        from sklearn.feature_extraction.text import TfidfTransformer
+
+        self.n = len(texts)
+        bigrams, tf, _ = fit_bigrams(texts)
+        if len(bigrams) > max_features:
+            totals = np.asarray(tf.sum(axis=1)).ravel()
+            keep = np.sort(np.argsort(-totals, kind="stable")[:max_features])
+            bigrams = Bigrams(bigrams.alphabet, bigrams.vocab[keep], bigrams.bits)
+            tf = tf[keep]
+        self.bigrams = bigrams
+        counts = tf.T.tocsr()
+        # no 2-grams at all (one-character chunks): every score is 0
+        self.tfidf = TfidfTransformer().fit(counts) if len(bigrams) else None
+        x = self.tfidf.transform(counts) if self.tfidf is not None else counts
+        rng = np.random.default_rng(seed)
+        rows = np.sort(rng.choice(self.n, size=sample, replace=False)) if self.n > sample \
+            else np.arange(self.n)
+        cap = min(dims, x.shape[1] - 1, len(rows) - 1)
+        # One BLAS thread: on shared CI cores, threads that spin waiting for each other made
+        # the fit 15x slower, and a fixed thread count keeps the vectors' last bits stable.
+        with threadpool_limits(1, user_api="blas"):
+            self.svd = TruncatedSVD(cap, random_state=seed).fit(x[rows]) if cap >= 1 else None
+            self.vectors = self._embed(x)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _embed(self, x: sp.csr_matrix) -> np.ndarray:
+        v = self.svd.transform(x) if self.svd is not None else x.toarray()
+        v = np.asarray(v, dtype=np.float64)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        return v / np.where(norms > 0, norms, 1)
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        q = self.bigrams.counts(queries)
+        with threadpool_limits(1, user_api="blas"):
+            q = self._embed(self.tfidf.transform(q) if self.tfidf is not None else q)
+            # A matrix product's last bits depend on its shape (the batch size); rounding
+            # them off keeps near-equal chunks in id order whatever the batching.
+            return np.round(q @ self.vectors.T, 9)
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        return np.vstack([self._score_batch(queries[lo:hi])
+                          for lo, hi in _batches(len(queries), self.n)]
+                         or [np.zeros((0, self.n), dtype=np.float32)])
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        _check_k(k)
+        out = np.full((len(queries), k), -1, dtype=np.int64)
+        for lo, hi in _batches(len(queries), self.n):
+            out[lo:hi] = top_k(self._score_batch(queries[lo:hi]), k)
+        return out
+
+
+class _EmptyIndex:
+    """No chunks: every query gets an all -1 ranking."""
+
+    def __len__(self) -> int:
+        return 0
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        _check_k(k)
+        return np.full((len(queries), k), -1, dtype=np.int64)
+
+
+# --- hybrid -------------------------------------------------------------------------------
+
+class HybridIndex:
+    """Reciprocal rank fusion: a chunk scores sum 1 / (60 + rank) over the BM25 and LSA
+    rankings (rank from 1, the top `depth` of each), so neither score scale dominates.
+    Built from existing indexes over the same chunks, so an evaluator reuses them."""
+
+    def __init__(self, bm25: Index, lsa: Index, *, constant: int = RRF_CONSTANT,
+                 depth: int = RRF_DEPTH):
+        if len(bm25) != len(lsa):
+            raise ValueError(f"hybrid needs indexes over the same chunks: "
+                             f"{len(bm25)} vs {len(lsa)} chunks")
+        self.bm25, self.lsa, self.constant, self.depth = bm25, lsa, constant, depth
+
+    def __len__(self) -> int:
+        return len(self.bm25)
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        _check_k(k)
+        depth = max(self.depth, k)
+        runs = [self.bm25.search(queries, depth), self.lsa.search(queries, depth)]
+        share = 1.0 / (self.constant + np.arange(1, depth + 1))
+        out = np.full((len(queries), k), -1, dtype=np.int64)
+        for i in range(len(queries)):
+            ids = np.concatenate([r[i] for r in runs])
+            weight = np.concatenate([share] * len(runs))
+            keep = ids >= 0
+            chunk, where = np.unique(ids[keep], return_inverse=True)
+            fused = np.bincount(where, weights=weight[keep], minlength=len(chunk))
+            best = chunk[np.lexsort((chunk, -fused))][:k]
+            out[i, :len(best)] = best
+        return out
+
+
+def build_index(retriever: str, texts: Sequence[str], *, seed: int = 0) -> Index:
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {retriever!r}; known: {', '.join(RETRIEVERS)}")
+    texts = list(texts)
+    if not texts:
+        return _EmptyIndex()
+    if retriever == "bm25":
+        return BM25Index(texts)
+    if retriever == "lsa":
+        return LSAIndex(texts, seed=seed)
+    return HybridIndex(BM25Index(texts), LSAIndex(texts, seed=seed))
