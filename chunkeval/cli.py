@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -83,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="chunkeval-results", metavar="DIR",
                      help="where results.json, report.md and report.html go "
                           "(default: chunkeval-results)")
+    run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                     help="worker processes, one strategy each at a time (default: all cores)")
     run.add_argument("--k", type=int, default=5, help="chunks handed per query (default 5)")
     run.add_argument("--budget", type=int, default=2000,
                      help="context budget in characters for budget recall (default 2000)")
@@ -242,7 +245,7 @@ def _run(args) -> int:
     names = _split_names(args.strategies, strategies.names(), "strategy")
     rets = _split_names(args.retrievers, list(RETRIEVERS), "retriever")
     corpus, evaluation = _load(args)
-    results = evaluation.run(names, rets)
+    results = evaluation.run(names, rets, jobs=args.jobs)
     out = Path(args.out)
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)

@@ -7,6 +7,7 @@ whole matrix; the pytest plugin holds one per session and asks only for what tes
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
@@ -50,6 +51,7 @@ class Chunked:
     seconds: float
     stats: dict = field(default_factory=dict)
     cut: dict = field(default_factory=dict)
+    shingles: dict = field(default_factory=dict)  # handed index -> shingles, shared by retrievers
 
 
 class Evaluation:
@@ -128,7 +130,8 @@ class Evaluation:
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
-                                   budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle)
+                                   budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
+                                   chunk_shingles=chunked.shingles)
             summary = scores.summary()
             summary["cut_rate"] = chunked.cut
             self._results[key] = {
@@ -149,20 +152,39 @@ class Evaluation:
 
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
-            retrievers: Iterable[str] | None = None, progress: bool | None = None) -> dict:
+            retrievers: Iterable[str] | None = None, progress: bool | None = None,
+            jobs: int = 1) -> dict:
+        """Every strategy x retriever x query set. With jobs > 1, strategies are spread over
+        forked worker processes (each builds its own indexes); the results are the same."""
         names = list(strategy_names or strategies.names())
         rets = list(retrievers or retrieval.RETRIEVERS)
-        specs = self.query_specs
-        results = []
-        with Progress("evaluating", len(names) * len(rets) * len(specs), enabled=progress) as bar:
-            for spec in specs:
-                for name in names:
-                    for ret in rets:
-                        results.append(self.result(name, ret, spec))
-                        bar.step(f"{name} {ret} {spec}")
-                    # Indexes of a finished strategy are not needed again: keep memory flat.
-                    self.release(name, spec)
+        tasks = [(spec, name) for spec in self.query_specs for name in names]
+        for spec in self.query_specs:
+            self.query_set(spec)  # built once here, inherited by forked workers
+        by_task: dict[tuple[str, str], list[dict]] = {}
+        with Progress("evaluating", len(tasks), enabled=progress) as bar:
+            if jobs > 1 and len(tasks) > 1:
+                global _WORKER
+                _WORKER = (self, rets)
+                ctx = multiprocessing.get_context("fork")
+                with ctx.Pool(min(jobs, len(tasks))) as pool:
+                    for task, res in zip(tasks, pool.imap(_work, tasks)):
+                        by_task[task] = res
+                        bar.step(f"{task[1]} {task[0]}")
+                _WORKER = None
+            else:
+                for task in tasks:
+                    by_task[task] = self._task(task, rets)
+                    bar.step(f"{task[1]} {task[0]}")
+        results = [r for task in tasks for r in by_task[task]]
         return self.document(results, names)
+
+    def _task(self, task: tuple[str, str], rets: list[str]) -> list[dict]:
+        spec, name = task
+        out = [self.result(name, ret, spec) for ret in rets]
+        # A finished strategy's chunks and indexes are not needed again: keep memory flat.
+        self.release(name, spec)
+        return out
 
     def release(self, strategy_name: str, spec: str) -> None:
         for key in [k for k in self._indexes if k[0] == strategy_name and k[2] == spec]:
@@ -182,6 +204,14 @@ class Evaluation:
             "strategies": {n: strategies.get(n).describe() for n in names},
             "results": results,
         }
+
+
+_WORKER: tuple["Evaluation", list[str]] | None = None  # set in the parent, inherited by fork
+
+
+def _work(task: tuple[str, str]) -> list[dict]:
+    evaluation, rets = _WORKER
+    return evaluation._task(task, rets)
 
 
 def corpus_summary(corpus: Corpus) -> dict:

@@ -139,9 +139,13 @@ def _taken_within(lengths: Sequence[int], budget: int) -> int:
 
 def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
           k: int = K, budget: int = BUDGET, budgets: Sequence[int] = BUDGETS,
-          complete_at: float = COMPLETE_AT, shingle: int = SHINGLE) -> Scores:
+          complete_at: float = COMPLETE_AT, shingle: int = SHINGLE,
+          chunk_shingles: dict[int, frozenset[str]] | None = None) -> Scores:
     """Score a ranking: `ranking[i]` holds indices into `handed` for query i, best first,
-    -1 padded, deep enough to fill the largest budget (a shorter ranking just fills less)."""
+    -1 padded, deep enough to fill the largest budget (a shorter ranking just fills less).
+
+    `chunk_shingles` may carry the shingles of `handed` from an earlier call on the same
+    chunks (another retriever's ranking), so they are computed once."""
     queries = query_set.queries
     ranking = np.asarray(ranking)
     if ranking.ndim != 2 or ranking.shape[0] != len(queries):
@@ -152,7 +156,8 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
     if ranking.size and ranking.max() >= len(handed):
         raise ValueError(f"ranking refers to chunk {ranking.max()} of {len(handed)}")
     lengths = [len(c.text) for c in handed]
-    chunk_shingles: dict[int, frozenset[str]] = {}  # a chunk recurs across queries
+    if chunk_shingles is None:
+        chunk_shingles = {}  # a chunk recurs across queries
 
     def shingles_of(i: int) -> frozenset[str]:
         if i not in chunk_shingles:

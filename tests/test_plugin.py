@@ -1,0 +1,372 @@
+"""The pytest plugin tested from outside: inner pytest runs on a small corpus written here.
+
+Each test builds a throwaway project (a few dozen generated HTML pages, a `mymod.py` of
+outside splitters, a copy of this suite's metric or invariant tests) and runs pytest on it.
+Metric runs are in-process for speed; the strategy registry is global, so the `project`
+fixture unregisters whatever an inner run registered. The invariant run is a subprocess
+because its hypothesis profile is global too.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+# Imported here rather than first inside an in-process run: pytester drops the modules an
+# inner run imported, and numpy's C extensions cannot be imported a second time.
+import chunkeval.corpus  # noqa: F401
+import chunkeval.evaluate  # noqa: F401
+from chunkeval import baselines, strategies
+from chunkeval.baselines import Baseline
+
+pytest_plugins = ["pytester"]
+
+HERE = Path(__file__).parent
+CORPUS = "manuals"
+BASELINE = f"baselines/{CORPUS}.json"
+RUN = ["--chunkeval-corpus", CORPUS, "--chunkeval-query-sets", "section-titles",
+       "--chunkeval-retrievers", "bm25", "-p", "no:randomly", "-p", "no:cacheprovider", "-rfE"]
+METRIC_STRATEGIES = "mywin,fixed-400,structure-400"
+
+# -- the throwaway project ---------------------------------------------------------------
+
+ADJ = ("amber basalt cobalt dusky ember frosty granite hazel indigo jade khaki lunar maroon "
+       "nickel ochre pewter quartz russet sable teal umber velvet willow xenon").split()
+NOUN = ("anchor beacon canal delta engine falcon glacier harbor island jetty kettle lantern "
+        "meadow nectar orchard pylon quarry rudder signal tunnel").split()
+FILLER = ("the a of and to in for with on by from at is was are be this that it as or system "
+          "value file list page data mode step rule path user note part item form").split()
+
+
+def _sentence(rng: random.Random, keys: list[str], n: int = 12) -> str:
+    words = [rng.choice(FILLER) for _ in range(n)]
+    for k in keys:
+        words.insert(rng.randrange(len(words) + 1), k)
+    return " ".join(words).capitalize() + "."
+
+
+def corpus_pages(n_docs: int = 40, seed: int = 7) -> dict[str, str]:
+    """Pages of three sections each, titled by a unique word pair the section's prose repeats,
+    so every title is a section-titles query (120 in all) a retriever can answer."""
+    rng = random.Random(seed)
+    pairs = [(a, b) for a in ADJ for b in NOUN]
+    rng.shuffle(pairs)
+    pages = {}
+    for d in range(n_docs):
+        body = [f"<h1>Manual page {d}</h1>", f"<p>{_sentence(rng, [], 10)}</p>"]
+        for s in range(3):
+            a, b = pairs[d * 3 + s]
+            tag = "h3" if s == 2 else "h2"
+            body.append(f"<{tag}>{a.capitalize()} {b}</{tag}>")
+            for _ in range(2):
+                body.append("<p>" + " ".join(_sentence(rng, [a, b]) for _ in range(3)) + "</p>")
+            if s == 0:
+                rows = "".join(f"<tr><td>{a}-{r}</td><td>"
+                               f"{' '.join(rng.choice(FILLER) for _ in range(8))}</td></tr>"
+                               for r in range(6))
+                body.append(f"<table><tr><th>key</th><th>meaning</th></tr>{rows}</table>")
+            if s == 1:
+                code = "\n".join(f"{b}_{i} = {rng.randrange(1000)}  # {rng.choice(FILLER)}"
+                                 for i in range(5))
+                body.append(f"<pre>{html.escape(code)}</pre>")
+        pages[f"page{d:02d}.html"] = (
+            f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Manual page {d}</title>"
+            "</head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return pages
+
+
+MYMOD = '''\
+"""Outside splitters, as a user's project would write them: plain functions over a Document."""
+from chunkeval.model import Chunk
+
+SIZE = {size}
+SHIFTED = {shifted}  # a few boundaries moved by a few characters
+
+
+def _pieces(doc, cuts):
+    cuts = sorted(set(cuts))
+    return [Chunk(doc.id, s, e, doc.text[s:e]) for s, e in zip(cuts, cuts[1:])
+            if doc.text[s:e].strip()]
+
+
+def mywin(doc):
+    """Fixed windows of SIZE characters."""
+    cuts = [*range(0, len(doc.text), SIZE), len(doc.text)]
+    if SHIFTED and doc.id.endswith(("3.html", "7.html")) and len(cuts) > 4:
+        for i in (1, 2, 3):
+            cuts[i] -= 7
+    return _pieces(doc, cuts)
+
+
+mywin.params = {{"size": SIZE + 7 if SHIFTED else SIZE, "overlap": 0}}
+
+
+def drop_half(doc):
+    """Windows over the first half of the text only: the rest is in no chunk."""
+    half = len(doc.text) // 2
+    return _pieces(doc, [*range(0, half, 300), half])
+
+
+drop_half.params = {{"size": 300, "overlap": 0}}
+
+
+def cut_rows(doc):
+    """Windows of 200 inside each block, and every table cut inside its first row."""
+    cuts = []
+    for b in doc.blocks:
+        cuts += [b.start, b.end, *range(b.start, b.end, 200)]
+        if b.kind == "table":
+            s, e = b.rows[0]
+            cuts.append((s + e) // 2)
+    return _pieces(doc, cuts)
+
+
+# It claims the structure family, so the checker holds it to keeping table rows whole.
+cut_rows.family = "structure"
+cut_rows.params = {{"size": 200}}
+'''
+
+SPLITTERS = ["--splitter", "mymod:mywin", "--splitter", "mymod:drop_half",
+             "--splitter", "mymod:cut_rows"]
+
+# Reproducible and quick: a fixed seed, and no shrinking (any failing example names the
+# broken property; shrinking one takes tens of seconds).
+CONFTEST = '''\
+from hypothesis import Phase, settings
+
+settings.register_profile("inner", max_examples=20, deadline=None, database=None,
+                          derandomize=True, phases=[Phase.explicit, Phase.generate])
+settings.load_profile("inner")
+'''
+
+
+def write_mymod(pytester: pytest.Pytester, size: int = 300, shifted: bool = False) -> None:
+    pytester.makepyfile(mymod=MYMOD.format(size=size, shifted=shifted))
+
+
+# The copy of test_regression.py gets another name: under the outer run's import mode, a
+# second module named test_regression would clash with the one this suite imported.
+METRIC_TESTS = "test_chunking_metrics.py"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+            tmp_path_factory: pytest.TempPathFactory):
+    """A project with the corpus, mymod.py and a copy of this suite's metric tests."""
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # mymod.py is rewritten within a second
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    pytester.syspathinsert()  # --splitter mymod:... imports it
+    pytester.makeini("[pytest]\n")
+    (pytester.path / METRIC_TESTS).write_text(
+        (HERE / "test_regression.py").read_text(encoding="utf-8"), encoding="utf-8")
+    corpus = pytester.mkdir(CORPUS)
+    for name, text in corpus_pages().items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    write_mymod(pytester)
+    registered = set(strategies.names())
+    yield pytester
+    for name in set(strategies.names()) - registered:
+        strategies.unregister(name)
+
+
+def run(project: pytest.Pytester, *args: str, only: str = METRIC_STRATEGIES,
+        tests: str = METRIC_TESTS, subprocess: bool = False) -> pytest.RunResult:
+    """pytest on the project's tests, with the given strategies and the bm25 retriever."""
+    if subprocess:
+        how = project.runpytest_subprocess
+    else:
+        how = project.runpytest_inprocess
+        # the inner config would re-mark the already imported plugin for assertion rewriting
+        args = ("-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+    return how(tests, *RUN, *SPLITTERS, "--chunkeval-strategies", only, *args)
+
+
+def record(project: pytest.Pytester, only: str = METRIC_STRATEGIES) -> bytes:
+    result = run(project, "--update-baselines", only=only)
+    assert result.ret == 0, result.stdout.str()
+    return (project.path / BASELINE).read_bytes()
+
+
+def summary_sections(result: pytest.RunResult) -> int:
+    return len(re.findall(r"^=+ chunkeval =+$", result.stdout.str(), re.M))
+
+
+def statuses(path: Path) -> dict[str, dict[str, str]]:
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return {f"{r['strategy']}|{r['retriever']}|{r['query_set']}":
+            {v["metric"]: v["status"] for v in r["verdicts"]} for r in rows}
+
+
+# -- (a) outside splitters that break invariants ------------------------------------------
+
+def test_outside_splitters_that_break_invariants_fail_naming_strategy_and_property(project):
+    project.makeconftest(CONFTEST)
+    (project.path / "test_invariants.py").write_text(
+        (HERE / "test_invariants.py").read_text(encoding="utf-8"), encoding="utf-8")
+    result = run(project, tests="test_invariants.py", only="mywin,drop_half,cut_rows",
+                 subprocess=True)
+    out = result.stdout.str()
+    assert result.ret == 1
+    failed = set(re.findall(r"^FAILED test_invariants\.py::(\S+)", out, re.M))
+    assert "test_invariants_on_generated_documents[drop_half]" in failed
+    assert "test_invariants_on_generated_documents[cut_rows]" in failed
+    assert not [t for t in failed if "[mywin" in t], failed  # plain windows keep them all
+    assert re.search(r"strategy 'drop_half' broke 'coverage': \S+: text .* is in no chunk", out)
+    assert re.search(r"strategy 'cut_rows' broke 'table_rows': \S+: .* cuts table row", out)
+    # drop_half keeps every chunk a slice of the text: only coverage is broken
+    assert "strategy 'drop_half' broke 'slice'" not in out
+
+
+# -- (b) a recorded strategy swapped for a worse one; (f) the summary, JSON rows, xdist -----
+
+def test_worse_implementation_under_the_same_name_fails_and_xdist_agrees(project):
+    text = record(project).decode("utf-8")
+    data = json.loads(text)
+    assert text == baselines.dumps(data)  # the stable form: sorted keys, one list a line
+    assert_sorted_keys(data)
+    assert set(data["entries"]) == {f"{s}|bm25|section-titles"
+                                    for s in METRIC_STRATEGIES.split(",")}
+    assert len(data["entries"]["mywin|bm25|section-titles"]["per_query"]["coverage"]) >= 60
+
+    write_mymod(project, size=150)  # same name, half the window: the top k hold half the text
+    plain = run(project, "--chunkeval-json", "plain.json")
+    out = plain.stdout.str()
+    assert plain.ret == 1
+    outcomes = plain.parseoutcomes()
+    assert outcomes["failed"] == 1 and outcomes["passed"] == 3, outcomes
+    plain.stdout.fnmatch_lines([
+        "*strategy 'mywin', retriever 'bm25', query set 'section-titles' regressed:*",
+        f"FAILED {METRIC_TESTS}::test_recall[[]mywin-bm25-section-titles[]]*",
+    ])
+    assert re.search(r"^\s+recall_at_k: [0-9.]+ vs baseline [0-9.]+ .*-> regressed$", out, re.M)
+    # the summary: once, one row a case, the regressed metric named
+    assert summary_sections(plain) == 1
+    assert re.search(r"^mywin\s+bm25\s+section-titles .* regressed \(recall_at_k\)$", out, re.M)
+    assert re.search(r"^fixed-400\s+bm25\s+section-titles .* ok$", out, re.M)
+    rows = statuses(project.path / "plain.json")
+    assert rows["mywin|bm25|section-titles"]["recall_at_k"] == "regressed"
+    assert set(rows["fixed-400|bm25|section-titles"].values()) == {"ok"}
+
+    # a subprocess: xdist gives local workers the sys.path its controller started with
+    xdist = run(project, "-n", "2", "--chunkeval-json", "xdist.json", subprocess=True)
+    assert xdist.ret == 1
+    assert xdist.parseoutcomes() == outcomes
+    assert summary_sections(xdist) == 1
+    assert statuses(project.path / "xdist.json") == rows
+
+
+def assert_sorted_keys(obj) -> None:
+    if isinstance(obj, dict):
+        assert list(obj) == sorted(obj)
+        for v in obj.values():
+            assert_sorted_keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            assert_sorted_keys(v)
+
+
+# -- (c) a harmless change passes -----------------------------------------------------------
+
+def test_a_few_boundaries_shifted_by_a_few_characters_pass(project):
+    record(project, only="mywin")
+    write_mymod(project, shifted=True)
+    result = run(project, "--chunkeval-json", "rows.json", only="mywin")
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes()["passed"] == 1
+    (row,) = json.loads((project.path / "rows.json").read_text(encoding="utf-8"))["rows"]
+    recall = next(v for v in row["verdicts"] if v["metric"] == "recall_at_k")
+    assert recall["value"] != recall["baseline"]  # the numbers moved, within the noise
+    assert {v["status"] for v in row["verdicts"]} == {"ok"}
+
+
+# -- cut rate: a row-cutting "structure" splitter is refused; any retriever's entry serves ----
+
+def test_cut_rate_refuses_a_row_cutter_and_reads_the_entry_of_any_retriever(project):
+    lsa = ("--chunkeval-retrievers", "lsa")
+    result = run(project, "--update-baselines", *lsa, only="structure-400,cut_rows")
+    assert result.ret == 1  # the ceiling holds even while recording
+    result.stdout.fnmatch_lines([
+        "*strategy 'cut_rows' on query set 'section-titles': cut rate * is above the ceiling "
+        "0.25 (* of * table/pre blocks cut)*"])
+    assert result.parseoutcomes()["failed"] == 1
+    # recorded with lsa alone: the cut-rate test must not look for a bm25 entry
+    result = run(project, *lsa, only="structure-400")
+    assert result.ret == 0, result.stdout.str()
+
+
+# -- (d) baselines that cannot be compared --------------------------------------------------
+
+def test_a_baseline_recorded_on_another_corpus_fails_saying_how_to_rebaseline(project):
+    record(project, only="mywin")
+    page = project.path / CORPUS / "page05.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("<p>", "<p>Edited. ", 1),
+                    encoding="utf-8")
+    result = run(project, only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        f"*{BASELINE}: recorded on corpus '{CORPUS}' fingerprint *, this run's corpus has *: "
+        "the corpus changed, so the numbers are not comparable. If the change is intended, "
+        "re-baseline with `pytest --update-baselines`.*"])
+
+
+def test_a_missing_entry_and_a_missing_file_say_how_to_record_them(project):
+    result = run(project, only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"*no baseline file at *{BASELINE}: run `pytest "
+                                 "--update-baselines` to record one from this run*"])
+    record(project, only="mywin")
+    result = run(project, only="mywin,fixed-400")
+    outcomes = result.parseoutcomes()
+    assert (outcomes["passed"], outcomes["failed"]) == (1, 1), outcomes
+    result.stdout.fnmatch_lines([
+        "*no baseline entry for strategy 'fixed-400', retriever 'bm25', query set "
+        f"'section-titles' in *{BASELINE}: run `pytest --update-baselines` to record it*"])
+
+
+def test_a_corrupt_baseline_file_is_named_in_a_clear_error(project):
+    (project.path / "baselines").mkdir()
+    (project.path / BASELINE).write_text('{"schema": 1, "entries": {', encoding="utf-8")
+    result = run(project, only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"*{BASELINE}: not a valid baseline file (*); fix it or "
+                                 "re-create it with `pytest --update-baselines`*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+# -- (e) writing baselines: stable bytes, and a crash keeps the old file ---------------------
+
+def test_update_baselines_twice_gives_the_same_bytes(project):
+    first = record(project)
+    second = record(project)
+    assert first == second
+
+
+@pytest.mark.parametrize("failing", ["fsync", "replace"])
+def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatch, failing):
+    path = tmp_path / "baselines" / "c.json"
+    old = Baseline(path, {"schema": 1, "corpus": {"name": "c"}, "settings": {},
+                          "query_sets": {}, "entries": {"a|bm25|q": {"cut_rate": 0.0}}})
+    old.save()
+    before = path.read_bytes()
+
+    def crash(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, failing, crash)
+    new = Baseline.load(path)
+    new.data["entries"]["b|bm25|q"] = {"cut_rate": 0.5}
+    with pytest.raises(OSError, match="No space left"):
+        new.save()
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["c.json"]  # no temporary left
