@@ -1,0 +1,268 @@
+"""Properties every chunking strategy must keep, checked on one document at a time.
+
+Which properties apply depends on the strategy's family and params:
+
+- slice: doc.text[start:end] == text. Checked for every chunk of a strategy with
+  slices=True. Structure chunks are slices except later pieces of a split table, whose
+  text is header + "\\n" + doc.text[start:end]; those must be exactly that.
+- ordered: 0 <= start <= end <= len(text), the chunk names the document, and starts and
+  ends never decrease.
+- coverage: the union of the spans covers every non-whitespace char the strategy keeps:
+  everything, except the blocks a strategy declares in params["drops"] (LangChain's
+  semantic HTML splitter drops the h2/h3 headings it splits on).
+- size: len(text) <= params["size"], unless the chunk is one indivisible unit: a single
+  table row (with its repeated header rows) or a single pre line.
+- overlap: 0 <= max(0, prev.end - next.start) <= params["overlap"] (default 0).
+- table_rows: no chunk boundary falls strictly inside a table row.
+- headings: no chunk holds a heading of level <= params["cut"] after its own start.
+- header_repeated: a piece of a split table that starts after the header rows begins
+  with the header rows' text and a newline.
+- prefix: index_text is "title ＞ h2 ＞ h3" in force at the chunk's start, "\\n", the text.
+- parent: every chunk has a parent chunk of the same document whose span meets its own.
+- deterministic: splitting twice gives equal chunks.
+- split: the strategy did not raise.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from .model import Chunk, Document
+from .strategies.registry import Strategy
+from .strategies.structure import heading_path, table_header
+
+BASE = ("slice", "ordered", "coverage", "deterministic")
+FAMILY_PROPERTIES = {
+    "fixed": BASE + ("size", "overlap"),
+    "recursive": BASE + ("size", "overlap"),
+    "headings": BASE + ("table_rows", "headings"),
+    "structure": BASE + ("size", "table_rows", "headings", "header_repeated"),
+    "prefix": BASE + ("size", "table_rows", "headings", "header_repeated", "prefix"),
+    "langchain-html": ("ordered", "coverage", "deterministic"),
+    "parent-child": BASE + ("size", "overlap", "parent"),
+}
+MAX_EXAMPLES = 3  # offending chunks named per property; the count says how many in all
+
+
+@dataclass(frozen=True)
+class Violation:
+    strategy: str
+    property: str
+    detail: str
+
+    @property
+    def message(self) -> str:
+        return f"strategy {self.strategy!r} broke {self.property!r}: {self.detail}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def properties(strategy: Strategy) -> tuple[str, ...]:
+    """The properties that apply to `strategy` (an outside family gets the base ones)."""
+    props = FAMILY_PROPERTIES.get(strategy.family)
+    if props is None:
+        props = BASE + tuple(p for p in ("size", "overlap") if p in strategy.params)
+    if not strategy.slices and strategy.family not in ("structure", "prefix"):
+        props = tuple(p for p in props if p != "slice")
+    return props
+
+
+def check(strategy: Strategy, doc: Document) -> list[Violation]:
+    try:
+        chunks = strategy.split(doc)
+    except Exception as e:  # a crash is a finding about the strategy, not about the test
+        return [Violation(strategy.name, "split", f"{doc.id}: raised {type(e).__name__}: {e}")]
+    found: list[Violation] = []
+    for prop in properties(strategy):
+        bad = _CHECKS[prop](strategy, doc, chunks)
+        if bad:
+            more = f" (and {len(bad) - MAX_EXAMPLES} more)" if len(bad) > MAX_EXAMPLES else ""
+            found.append(Violation(strategy.name, prop,
+                                   f"{doc.id}: " + "; ".join(bad[:MAX_EXAMPLES]) + more))
+    return found
+
+
+def _show(c: Chunk) -> str:
+    text = c.text if len(c.text) <= 40 else c.text[:37] + "..."
+    return f"chunk [{c.start},{c.end}) {text!r}"
+
+
+def _slice(strategy, doc, chunks) -> list[str]:
+    bad = []
+    headers = _table_headers(doc)
+    for i, c in enumerate(chunks):
+        source = doc.text[c.start:c.end]
+        if c.text == source:
+            continue
+        header = headers.get(c.start)
+        if not strategy.slices and header is not None and c.text == header + "\n" + source:
+            continue
+        bad.append(f"#{i} {_show(c)} is not doc.text[{c.start}:{c.end}] = {source[:40]!r}")
+    return bad
+
+
+def _table_headers(doc: Document) -> dict[int, str]:
+    """Body-row start offset -> header text, for every table that has header rows."""
+    out = {}
+    for b in doc.blocks:
+        header = table_header(doc, b) if b.kind == "table" else ""
+        if header:
+            for s, _ in b.rows[b.header_rows:]:
+                out[s] = header
+    return out
+
+
+def _ordered(strategy, doc, chunks) -> list[str]:
+    bad = []
+    for i, c in enumerate(chunks):
+        if c.doc_id != doc.id:
+            bad.append(f"#{i} names document {c.doc_id!r}")
+        if not 0 <= c.start <= c.end <= len(doc.text):
+            bad.append(f"#{i} {_show(c)} lies outside the text (length {len(doc.text)})")
+        if i and (c.start < chunks[i - 1].start or c.end < chunks[i - 1].end):
+            bad.append(f"#{i} {_show(c)} comes after [{chunks[i - 1].start},{chunks[i - 1].end})")
+    return bad
+
+
+def _coverage(strategy, doc, chunks) -> list[str]:
+    n = len(doc.text)
+    delta = [0] * (n + 1)
+    for c in chunks:
+        s, e = max(0, c.start), min(n, c.end)
+        if s < e:
+            delta[s] += 1
+            delta[e] -= 1
+    dropped = set(strategy.params.get("drops", ()))
+    for b in doc.blocks:
+        if b.kind in dropped:  # count dropped text as covered
+            delta[b.start] += 1
+            delta[b.end] -= 1
+    bad, depth, run_start = [], 0, None
+    for i, ch in enumerate(doc.text):
+        depth += delta[i]
+        missing = depth <= 0 and not ch.isspace()
+        if missing and run_start is None:
+            run_start = i
+        elif not missing and run_start is not None and depth > 0:
+            bad.append(f"text [{run_start},{i}) {doc.text[run_start:i][:40]!r} is in no chunk")
+            run_start = None
+    if run_start is not None:
+        bad.append(f"text from {run_start} {doc.text[run_start:run_start + 40]!r} is in no chunk")
+    return bad
+
+
+def _indivisible(doc: Document, c: Chunk) -> str | None:
+    """Name the single unit a chunk holds, if it holds one that cannot be cut."""
+    starts = [b.start for b in doc.blocks]
+    i = bisect_right(starts, c.start) - 1
+    if i < 0:
+        return None
+    b = doc.blocks[i]
+    if c.end > b.end:
+        return None
+    if b.kind == "table" and b.rows:
+        body = b.rows[b.header_rows:] if table_header(doc, b) else b.rows
+        held = [r for r in body if r[0] < c.end and r[1] > c.start]
+        return "a single table row" if len(held) <= 1 else None
+    if b.kind == "pre" and "\n" not in doc.text[c.start:c.end]:
+        return "a single pre line"
+    return None
+
+
+def _size(strategy, doc, chunks) -> list[str]:
+    limit = strategy.params["size"]
+    return [f"#{i} {_show(c)} has {len(c.text)} chars > {limit}"
+            for i, c in enumerate(chunks)
+            if len(c.text) > limit and _indivisible(doc, c) is None]
+
+
+def _overlap(strategy, doc, chunks) -> list[str]:
+    limit = strategy.params.get("overlap", 0)
+    bad = []
+    for i in range(1, len(chunks)):
+        ov = max(0, chunks[i - 1].end - chunks[i].start)
+        if ov > limit:
+            bad.append(f"#{i - 1}/#{i} overlap by {ov} chars > {limit}")
+    return bad
+
+
+def _table_rows(strategy, doc, chunks) -> list[str]:
+    rows = sorted(r for b in doc.blocks if b.kind == "table" for r in b.rows)
+    row_starts = [r[0] for r in rows]
+    bad = []
+    for i, c in enumerate(chunks):
+        for edge in (c.start, c.end):
+            k = bisect_left(row_starts, edge) - 1  # the last row starting before the edge
+            if k >= 0 and rows[k][0] < edge < rows[k][1]:
+                bad.append(f"#{i} {_show(c)} cuts table row [{rows[k][0]},{rows[k][1]}) at {edge}")
+    return bad
+
+
+def _headings(strategy, doc, chunks) -> list[str]:
+    cut = strategy.params.get("cut", 3)
+    heads = [b.start for b in doc.blocks if b.is_heading and b.level <= cut]
+    bad = []
+    for i, c in enumerate(chunks):
+        k = bisect_right(heads, c.start)
+        if k < len(heads) and heads[k] < c.end:
+            bad.append(f"#{i} {_show(c)} holds a level <= {cut} heading at {heads[k]}")
+    return bad
+
+
+def _header_repeated(strategy, doc, chunks) -> list[str]:
+    bad = []
+    for b in doc.blocks:
+        header = table_header(doc, b) if b.kind == "table" else ""
+        if not header:
+            continue
+        body_start = b.rows[b.header_rows][0]
+        for i, c in enumerate(chunks):
+            if body_start <= c.start < b.end and not c.text.startswith(header + "\n"):
+                bad.append(f"#{i} {_show(c)} is a later piece of table [{b.start},{b.end}) "
+                           "without its header row")
+    return bad
+
+
+def _prefix(strategy, doc, chunks) -> list[str]:
+    bad = []
+    for i, c in enumerate(chunks):
+        path = heading_path(doc, c.start)
+        want = f"{path}\n{c.text}" if path else c.text
+        if c.indexed != want:
+            bad.append(f"#{i} {_show(c)} is indexed as {c.indexed[:60]!r}, not {want[:60]!r}")
+    return bad
+
+
+def _parent(strategy, doc, chunks) -> list[str]:
+    bad = []
+    for i, c in enumerate(chunks):
+        p = c.parent
+        if p is None:
+            bad.append(f"#{i} {_show(c)} has no parent")
+        elif p.doc_id != doc.id or not (p.start < c.end and c.start < p.end):
+            bad.append(f"#{i} {_show(c)} has parent [{p.start},{p.end}) of {p.doc_id!r} "
+                       "that does not meet it")
+    return bad
+
+
+def _deterministic(strategy, doc, chunks) -> list[str]:
+    try:
+        again = strategy.split(doc)
+    except Exception as e:
+        return [f"second split raised {type(e).__name__}: {e}"]
+    if again == chunks:
+        return []
+    if len(again) != len(chunks):
+        return [f"{len(chunks)} chunks, then {len(again)}"]
+    i = next(i for i, (a, b) in enumerate(zip(chunks, again)) if a != b)
+    return [f"#{i} was {_show(chunks[i])}, then {_show(again[i])}"]
+
+
+_CHECKS = {
+    "slice": _slice, "ordered": _ordered, "coverage": _coverage, "size": _size,
+    "overlap": _overlap, "table_rows": _table_rows, "headings": _headings,
+    "header_repeated": _header_repeated, "prefix": _prefix, "parent": _parent,
+    "deterministic": _deterministic,
+}

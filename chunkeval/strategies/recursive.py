@@ -1,0 +1,156 @@
+"""LangChain's RecursiveCharacterTextSplitter with offsets that are right by construction.
+
+LangChain's own `add_start_index` finds each chunk with `str.find` from a guessed
+position, which lands on the wrong occurrence when text repeats. Here the chunk texts
+come from LangChain unchanged, and their offsets from `tracked_spans`, which runs the
+same recursion and merge (for keep_separator="end") on [start, end) spans instead of
+strings. Each span is checked against LangChain's text; should a future LangChain
+version merge differently, the chunks are placed instead by a forward walk (`place`)
+that accepts only positions LangChain's merge allows: no earlier than the previous
+chunk's start, at most `overlap` chars before the previous chunk's end, and no later
+than the first non-whitespace char after it (LangChain drops whitespace, never text).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+from ..model import Chunk, Document
+from .registry import Strategy
+
+SEPARATORS = ["\n\n", "\n", "。", "、", ""]
+
+Span = tuple[int, int]
+
+
+@lru_cache(maxsize=None)
+def splitter(size: int, overlap: int = 0) -> RecursiveCharacterTextSplitter:
+    # LangChain raises the clear ValueError itself when overlap > size.
+    return RecursiveCharacterTextSplitter(separators=SEPARATORS, keep_separator="end",
+                                          chunk_size=size, chunk_overlap=overlap,
+                                          add_start_index=True)
+
+
+def _pieces(text: str, span: Span, sep: str) -> list[Span]:
+    """Split at `sep`, each piece keeping the separator at its end; empty pieces dropped."""
+    start, end = span
+    if not sep:
+        return [(i, i + 1) for i in range(start, end)]
+    out, pos = [], start
+    hit = text.find(sep, pos, end)
+    while hit != -1:
+        out.append((pos, hit + len(sep)))
+        pos = hit + len(sep)
+        hit = text.find(sep, pos, end)
+    if pos < end:
+        out.append((pos, end))
+    return out
+
+
+def _stripped(text: str, start: int, end: int) -> Span | None:
+    segment = text[start:end]
+    core = segment.strip()
+    if not core:
+        return None
+    lead = len(segment) - len(segment.lstrip())
+    return start + lead, start + lead + len(core)
+
+
+def _merge(text: str, pieces: list[Span], size: int, overlap: int) -> list[Span]:
+    out: list[Span] = []
+    current: list[Span] = []
+    total = 0
+    for piece in pieces:
+        n = piece[1] - piece[0]
+        if total + n > size and current:
+            joined = _stripped(text, current[0][0], current[-1][1])
+            if joined:
+                out.append(joined)
+            while total > overlap or (total + n > size and total > 0):
+                total -= current[0][1] - current[0][0]
+                current.pop(0)
+        current.append(piece)
+        total += n
+    if current:
+        joined = _stripped(text, current[0][0], current[-1][1])
+        if joined:
+            out.append(joined)
+    return out
+
+
+def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = None,
+                  separators: list[str] = SEPARATORS) -> list[Span]:
+    """LangChain's recursive split of text[span] as spans into `text`."""
+    span = span or (0, len(text))
+    sep, rest = separators[-1], []
+    for i, s in enumerate(separators):
+        if not s:
+            sep = s
+            break
+        if text.find(s, *span) != -1:
+            sep, rest = s, separators[i + 1:]
+            break
+    out: list[Span] = []
+    good: list[Span] = []
+    for piece in _pieces(text, span, sep):
+        if piece[1] - piece[0] < size:
+            good.append(piece)
+            continue
+        if good:
+            out += _merge(text, good, size, overlap)
+            good = []
+        if rest:
+            out += tracked_spans(text, size, overlap, piece, rest)
+        else:
+            out.append(piece)  # LangChain keeps such a piece as it is, unstripped
+    if good:
+        out += _merge(text, good, size, overlap)
+    return out
+
+
+def _next_nonspace(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def place(text: str, pieces: list[str], overlap: int) -> list[Span]:
+    """The fallback: put each piece at its first allowed position after the one before."""
+    spans: list[Span] = []
+    prev_start = prev_end = 0
+    for i, piece in enumerate(pieces):
+        lo, hi = max(prev_start, prev_end - overlap), _next_nonspace(text, prev_end)
+        p = text.find(piece, lo, hi + len(piece))
+        if p == -1:
+            raise ValueError(f"cannot place LangChain's chunk #{i} {piece[:30]!r} after the one before")
+        prev_start, prev_end = p, p + len(piece)
+        spans.append((prev_start, prev_end))
+    return spans
+
+
+def split_spans(text: str, size: int, overlap: int = 0) -> list[Span]:
+    """[start, end) spans of LangChain's recursive chunks of `text`, each an exact slice."""
+    pieces = splitter(size, overlap).split_text(text)
+    spans = tracked_spans(text, size, overlap)
+    if len(spans) == len(pieces) and all(text[s:e] == p for (s, e), p in zip(spans, pieces)):
+        return spans
+    return place(text, pieces, overlap)
+
+
+def recursive_chunks(doc: Document, size: int, overlap: int = 0) -> list[Chunk]:
+    try:
+        spans = split_spans(doc.text, size, overlap)
+    except ValueError as e:
+        raise ValueError(f"{doc.id}: recursive-{size}: {e}") from None
+    return [Chunk(doc.id, s, e, doc.text[s:e]) for s, e in spans]
+
+
+def recursive(size: int, overlap: int = 0) -> Strategy:
+    splitter(size, overlap)  # fail at definition time on bad settings
+    name = f"recursive-{size}" + (f"-ov{overlap}" if overlap else "")
+    return Strategy(name, "recursive", lambda doc: recursive_chunks(doc, size, overlap),
+                    {"size": size, "overlap": overlap, "separators": SEPARATORS,
+                     "keep_separator": "end"}, slices=True)

@@ -1,0 +1,174 @@
+"""Every registered strategy keeps its invariants on generated and on real documents."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chunkeval import strategies
+from chunkeval.invariants import Violation, check
+from chunkeval.model import Document, Part
+
+JAPANESE = "あいうえおかきくけこさしすせそアイウエオパッケージ設定日本語版問題解決。、「」・ー"
+ENGLISH = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,:;()-_/<>&\"'"
+SAFE = JAPANESE + ENGLISH + "|*#$%="
+
+words = st.one_of(
+    st.text(alphabet=ENGLISH, min_size=1, max_size=12),
+    st.text(alphabet=JAPANESE, min_size=1, max_size=30),
+    st.text(alphabet=SAFE, min_size=1, max_size=20),
+    st.integers(60, 900).map(lambda n: "x" * n),  # a long word with nowhere to break
+)
+
+
+@st.composite
+def lines(draw, max_words=12, sep=st.sampled_from([" ", "", "。", "、"])):
+    ws = draw(st.lists(words, min_size=1, max_size=max_words))
+    out = ws[0]
+    for w in ws[1:]:
+        out += draw(sep) + w
+    return out
+
+
+paragraphs = st.lists(lines(), min_size=1, max_size=4).map("\n".join)
+
+
+@st.composite
+def tables(draw):
+    cols = draw(st.integers(1, 4))
+    cell = st.text(alphabet=SAFE + " ", min_size=1, max_size=60).map(str.strip).filter(bool)
+    row = st.lists(cell, min_size=cols, max_size=cols).map(" | ".join)
+    rows = draw(st.lists(row, min_size=1, max_size=30))
+    if draw(st.booleans()):
+        rows.append(draw(words) * 3)  # one row longer than most limits
+    header_rows = draw(st.integers(0, min(2, len(rows))))
+    return tuple(rows), header_rows
+
+
+pre_texts = st.lists(
+    st.one_of(st.just(""), lines(max_words=8).map(lambda s: "    " + s), lines(max_words=8)),
+    min_size=1, max_size=40,
+).map("\n".join).filter(lambda s: s.strip())
+
+
+@st.composite
+def documents(draw):
+    title = draw(st.text(alphabet=JAPANESE + ENGLISH, min_size=1, max_size=20))
+    h2 = h3 = ""
+    parts = []
+    if draw(st.booleans()):
+        parts.append(Part("heading1", title, (title, "", "")))
+    kinds = st.sampled_from(["heading2", "heading3", "paragraph", "paragraph", "item",
+                             "table", "pre", "dl", "other", "heading4"])
+    for kind in draw(st.lists(kinds, max_size=25)):
+        if kind in ("heading2", "heading3"):
+            text = draw(lines(max_words=4))
+            if kind == "heading2":
+                h2, h3 = text, ""
+            else:
+                h3 = text
+            parts.append(Part(kind, text, (title, h2, h3)))
+        elif kind == "table":
+            rows, header_rows = draw(tables())
+            parts.append(Part("table", "\n".join(rows), (title, h2, h3), rows, header_rows))
+        elif kind == "pre":
+            parts.append(Part("pre", draw(pre_texts), (title, h2, h3)))
+        elif kind == "dl":
+            parts.append(Part("dl", draw(st.lists(lines(max_words=5), min_size=2, max_size=6)
+                                         .map("\n".join)), (title, h2, h3)))
+        else:
+            parts.append(Part(kind, draw(paragraphs), (title, h2, h3)))
+    return Document.from_parts("generated.html", title, parts)
+
+
+def assert_keeps_invariants(strategy, doc: Document) -> None:
+    violations = check(strategy, doc)
+    assert violations == [], "\n".join(str(v) for v in violations)
+
+
+@given(doc=documents())
+def test_invariants_on_generated_documents(strategy_name, doc):
+    assert_keeps_invariants(strategies.get(strategy_name), doc)
+
+
+EDGE_DOCUMENTS = [
+    Document.from_parts("empty.html", "", []),
+    Document.from_parts("tiny.html", "T", [Part("paragraph", "a", ("T", "", ""))]),
+    Document.from_parts("heading-only.html", "T", [Part("heading2", "見出し", ("T", "見出し", ""))]),
+    Document.from_parts("long-word.html", "T", [Part("paragraph", "y" * 2500, ("T", "", ""))]),
+    Document.from_parts("repeats.html", "T",
+                        [Part("paragraph", "同じ文です。" * 200, ("T", "", "")),
+                         Part("paragraph", "ab" * 700, ("T", "", ""))]),
+]
+
+
+@pytest.mark.parametrize("doc", EDGE_DOCUMENTS, ids=lambda d: d.id)
+def test_invariants_on_edge_documents(strategy_name, doc):
+    assert_keeps_invariants(strategies.get(strategy_name), doc)
+
+
+def test_a_violation_names_the_strategy_and_the_property():
+    doc = Document.from_parts("d.html", "T", [Part("paragraph", "abc def", ("T", "", ""))])
+    broken = strategies.Strategy("broken", "external",
+                                 lambda d: [strategies_chunk(d, 0, 3, "abX")], {"size": 2})
+    found = {v.property: v for v in check(broken, doc)}
+    assert set(found) == {"slice", "coverage", "size"}
+    assert "broken" in found["slice"].message and "slice" in found["slice"].message
+    assert isinstance(found["slice"], Violation)
+
+
+def strategies_chunk(doc, start, end, text):
+    from chunkeval.model import Chunk
+    return Chunk(doc.id, start, end, text)
+
+
+def test_structure_checks_catch_windows_that_ignore_structure():
+    rows = ("名前 | 値",) + tuple(f"row {i} | {'v' * 30}" for i in range(20))
+    doc = Document.from_parts("t.html", "T", [
+        Part("paragraph", "intro " * 20, ("T", "", "")),
+        Part("heading2", "表", ("T", "表", "")),
+        Part("table", "\n".join(rows), ("T", "表", ""), rows, 1),
+        Part("heading3", "後", ("T", "表", "後")),
+        Part("paragraph", "end", ("T", "表", "後"))])
+    windows = strategies.get("fixed-200")
+    fake = strategies.Strategy("windows-as-structure", "structure", windows.split,
+                               {"size": 200, "cut": 3}, slices=False)
+    found = {v.property for v in check(fake, doc)}
+    assert {"table_rows", "headings", "header_repeated"} <= found
+
+
+# --- the real corpus --------------------------------------------------------------------
+
+SLICE_STRATEGIES = [s.name for s in strategies.all_strategies() if s.slices]
+
+
+@pytest.mark.corpus
+def test_slice_strategies_on_the_corpus(corpus):
+    problems = []
+    for name in SLICE_STRATEGIES:
+        strategy = strategies.get(name)
+        for doc in corpus.documents:
+            chunks = strategy.split(doc)
+            for i, c in enumerate(chunks):
+                if doc.text[c.start:c.end] != c.text:
+                    problems.append(f"{name}: {doc.id} chunk #{i} is not a slice")
+            if any(b.start < a.start or b.end < a.end for a, b in zip(chunks, chunks[1:])):
+                problems.append(f"{name}: {doc.id} chunks out of order")
+            covered = bytearray(len(doc.text))
+            for c in chunks:
+                covered[c.start:c.end] = b"\x01" * (c.end - c.start)
+            lost = [i for i, ch in enumerate(doc.text) if not covered[i] and not ch.isspace()]
+            if lost:
+                problems.append(f"{name}: {doc.id} {len(lost)} chars in no chunk, first at {lost[0]}")
+    assert problems == [], "\n".join(problems[:20])
+
+
+@pytest.mark.corpus
+def test_structure_800_never_cuts_a_table_row_in_the_corpus(corpus):
+    strategy = strategies.get("structure-800")
+    problems = []
+    for doc in corpus.documents:
+        problems += [str(v) for v in check(strategy, doc)
+                     if v.property in ("table_rows", "header_repeated", "slice", "headings")]
+    assert problems == [], "\n".join(problems[:20])
