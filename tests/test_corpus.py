@@ -162,8 +162,10 @@ def test_use_cache_false_neither_reads_nor_writes(html_dir, cache_dir):
     assert not (cache_dir / "corpus").exists()
 
 
-@pytest.mark.parametrize("damage", [b"", b"not gzip", gzip.compress(b"{not json"),
-                                    gzip.compress(b'{"format": 1}')])
+# mtime=0: gzip stamps the time into its header, and xdist workers must collect equal ids.
+@pytest.mark.parametrize("damage", [b"", b"not gzip", gzip.compress(b"{not json", mtime=0),
+                                    gzip.compress(b'{"format": 1}', mtime=0)],
+                         ids=["empty", "not-gzip", "not-json", "wrong-format"])
 def test_corrupt_cache_is_ignored(html_dir, cache_dir, damage):
     good = load_corpus(str(html_dir))
     [cached] = (cache_dir / "corpus").glob("*.json.gz")
