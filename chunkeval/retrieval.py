@@ -191,7 +191,30 @@ def _check_k(k: int) -> None:
 
 # --- BM25 ---------------------------------------------------------------------------------
 
-class BM25Index:
+class _Batched:
+    """Scores queries in batches, so memory stays bounded at any corpus size; subclasses
+    give `n` (the chunk count) and `_score_batch(queries) -> [batch, n] scores`."""
+
+    n: int
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Dense [len(queries), len(self)] scores."""
+        return np.vstack([self._score_batch(queries[lo:hi])
+                          for lo, hi in _batches(len(queries), self.n)]
+                         or [np.zeros((0, self.n), dtype=np.float32)])
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        _check_k(k)
+        out = np.full((len(queries), k), -1, dtype=np.int64)
+        for lo, hi in _batches(len(queries), self.n):
+            out[lo:hi] = top_k(self._score_batch(queries[lo:hi]), k)
+        return out
+
+
+class BM25Index(_Batched):
     """Okapi BM25, Lucene idf log(1 + (N - df + 0.5) / (df + 0.5)) and Lucene's term
     weight idf * tf / (tf + k1 * (1 - b + b * len / avglen)) (no constant (k1 + 1) factor,
     as in Lucene 8 and bm25s: it scales every score alike). The weight of every (term,
@@ -228,23 +251,11 @@ class BM25Index:
                 out[i] = self.weights[q.indices[lo:hi]].T @ q.data[lo:hi]
         return out
 
-    def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """Dense [len(queries), len(self)] scores (float32)."""
-        return np.vstack([self._score_batch(queries[lo:hi])
-                          for lo, hi in _batches(len(queries), self.n)]
-                         or [np.zeros((0, self.n), dtype=np.float32)])
-
-    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
-        _check_k(k)
-        out = np.full((len(queries), k), -1, dtype=np.int64)
-        for lo, hi in _batches(len(queries), self.n):
-            out[lo:hi] = top_k(self._score_batch(queries[lo:hi]), k)
-        return out
 
 
 # --- LSA ----------------------------------------------------------------------------------
 
-class LSAIndex:
+class LSAIndex(_Batched):
     """TF-IDF of character 2-grams (at most 60,000: the most frequent in the corpus, ties by
     term order), TruncatedSVD fitted on a seeded sample of at most 6,000 chunks, vectors
     L2-normalised, ranked by cosine (float64, rounded to 1e-9). The TF-IDF is TfidfVectorizer's defaults (smooth idf,
@@ -294,17 +305,6 @@ class LSAIndex:
             # them off keeps near-equal chunks in id order whatever the batching.
             return np.round(q @ self.vectors.T, 9)
 
-    def scores(self, queries: Sequence[str]) -> np.ndarray:
-        return np.vstack([self._score_batch(queries[lo:hi])
-                          for lo, hi in _batches(len(queries), self.n)]
-                         or [np.zeros((0, self.n), dtype=np.float32)])
-
-    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
-        _check_k(k)
-        out = np.full((len(queries), k), -1, dtype=np.int64)
-        for lo, hi in _batches(len(queries), self.n):
-            out[lo:hi] = top_k(self._score_batch(queries[lo:hi]), k)
-        return out
 
 
 class _EmptyIndex:
