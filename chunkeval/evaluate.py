@@ -52,6 +52,9 @@ class Chunked:
     stats: dict = field(default_factory=dict)
     cut: dict = field(default_factory=dict)
     shingles: dict = field(default_factory=dict)  # handed index -> shingles, shared by retrievers
+    # Handed chunks whose text is not the slice of their span (a repeated table header,
+    # LangChain's rewritten output): (doc, start, end) -> text, so results.json can carry it.
+    rewritten: dict = field(default_factory=dict)
 
 
 class Evaluation:
@@ -86,10 +89,12 @@ class Evaluation:
                 searched.extend(strategy.split(doc))
             seconds = time.perf_counter() - t0
             handed, parent_of = _handed(searched)
+            rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
+                         if view[c.doc_id].text[c.start:c.end] != c.text}
             self._chunked[key] = Chunked(
                 searched, handed, parent_of, seconds,
                 stats=metrics.chunk_stats(searched),
-                cut=metrics.cut_rate(view.documents, handed))
+                cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
         return self._chunked[key]
 
     def index(self, strategy_name: str, retriever: str, spec: str):
@@ -141,6 +146,11 @@ class Evaluation:
                 "chunks": chunked.stats,
                 "seconds": {"split": round(chunked.seconds, 4), "index": round(index_seconds, 4),
                             "search": round(search_seconds, 4)},
+                # the text of every retrieved chunk that is not its span's slice, by
+                # "doc:start:end", so that every number recomputes from this document
+                "rewritten": {f"{d}:{a}:{b}": chunked.rewritten[(d, a, b)]
+                              for row in scores.retrieved for d, a, b, _ in row
+                              if (d, a, b) in chunked.rewritten},
                 "per_query": [
                     {"id": q.id, "coverage": round(float(scores.coverage[i]), 6),
                      "budget_coverage": round(float(scores.budget_coverage[i]), 6),

@@ -301,8 +301,8 @@ class Checker:
 
 
 def result_for_baseline(result: dict) -> dict:
-    """Only what a baseline keeps: the per-query spans stay out of the report stream."""
-    return {k: v for k, v in result.items() if k != "per_query"} | {
+    """Only what a baseline keeps: spans and texts stay out of the report stream."""
+    return {k: result[k] for k in ("strategy", "retriever", "query_set", "metrics", "chunks")} | {
         "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
                       for q in result["per_query"]]}
 

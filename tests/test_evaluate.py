@@ -1,0 +1,88 @@
+"""The evaluation stage: a results document anyone can recompute from its spans."""
+
+import json
+
+import numpy as np
+import pytest
+
+from chunkeval.evaluate import Evaluation, Settings, _merge_into_parents
+from chunkeval.metrics import coverage_of
+from chunkeval.model import Corpus, Document, Part
+
+TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
+          "firewall", "mirror", "locale", "sound", "storage"]
+
+
+def _corpus() -> Corpus:
+    docs = []
+    for d in range(4):
+        title = f"Manual {d}"
+        parts = [Part("heading1", title, (title, "", ""))]
+        for t, topic in enumerate(TOPICS[d * 3:d * 3 + 3]):
+            h2 = f"Section on {topic}"
+            parts.append(Part("heading2", h2, (title, h2, "")))
+            for p in range(3):
+                parts.append(Part("paragraph", f"The {topic} step {p} of manual {d}: run the "
+                                  f"{topic} command with option {p}, check its log, and repeat "
+                                  f"until the {topic} status reads ready.", (title, h2, "")))
+        docs.append(Document.from_parts(f"m{d}.html", title, parts))
+    return Corpus("tiny", tuple(docs))
+
+
+NAMES = ["fixed-200", "recursive-200", "heading-h2", "structure-400", "lc-html-header",
+         "parent-child-r200-s800"]
+
+
+@pytest.fixture(scope="module")
+def results() -> tuple[Evaluation, dict]:
+    evaluation = Evaluation(_corpus(), Settings(), ["section-titles"])
+    return evaluation, evaluation.run(NAMES, ["bm25", "lsa"], progress=False)
+
+
+def test_every_strategy_and_retriever_has_a_result(results):
+    _, doc = results
+    assert {(r["strategy"], r["retriever"]) for r in doc["results"]} == {
+        (s, r) for s in NAMES for r in ["bm25", "lsa"]}
+    for r in doc["results"]:
+        assert set(r["metrics"]) >= {"recall_at_k", "budget_recall", "complete_rate",
+                                     "doc_hit_at_k", "precision", "iou", "cut_rate"}
+        assert all(0 <= r["metrics"][m]["value"] <= 1 for m in ("recall_at_k", "budget_recall"))
+        assert set(r["seconds"]) == {"split", "index", "search"}
+    json.dumps(doc)  # the document is plain JSON
+
+
+def test_recall_recomputes_from_the_spans(results):
+    evaluation, doc = results
+    k = doc["settings"]["k"]
+    view = evaluation.query_set("section-titles").view
+    gold = {q.id: q for q in evaluation.query_set("section-titles").queries}
+    rewritten = 0
+    for r in doc["results"]:
+        recomputed = []
+        for pq in r["per_query"]:
+            q = gold[pq["id"]]
+            texts = [r["rewritten"].get(f"{d}:{s}:{e}", view[d].text[s:e])
+                     for d, s, e, _ in pq["retrieved"][:k] if d == q.doc_id]
+            value = coverage_of(q.answer, texts)
+            assert value == pytest.approx(pq["coverage"], abs=1e-6), (r["strategy"], q.id)
+            recomputed.append(value)
+        assert np.mean(recomputed) == pytest.approx(r["metrics"]["recall_at_k"]["value"])
+        rewritten += len(r["rewritten"])
+    assert rewritten  # the LangChain splitter's output is carried, not only slices
+
+
+def test_parent_child_hands_each_parent_once_in_child_order():
+    children = np.array([[4, 5, 1, 4, 0, -1], [2, 3, -1, -1, -1, -1]])
+    parent_of = np.array([0, 0, 1, 1, 2, 2])
+    assert _merge_into_parents(children, parent_of, 3).tolist() == [[2, 0, -1], [1, -1, -1]]
+
+
+def test_parallel_run_gives_the_same_document():
+    names = ["fixed-200", "heading-h2"]
+    one = Evaluation(_corpus(), Settings(), ["section-titles"]).run(names, ["bm25"], progress=False)
+    two = Evaluation(_corpus(), Settings(), ["section-titles"]).run(names, ["bm25"], progress=False,
+                                                                     jobs=2)
+    for doc in (one, two):
+        for r in doc["results"]:
+            r.pop("seconds")
+    assert one == two
