@@ -2,7 +2,7 @@
 
 Each size runs in its own process so that its peak memory is its own. Documents are
 duplicated under new ids ("copy-2/<id>", ...), so every copy is chunked, indexed and searched;
-the query sets are rebuilt on the larger corpus (a repeated question keeps its first copy).
+the queries are those of the base corpus, their answers now present n times.
 
     python bench/scale.py --sizes 1,3,9 --strategies fixed-400,structure-800
 """
@@ -22,17 +22,22 @@ def child(n: int, names: list[str], rets: list[str]) -> dict:
 
     from chunkeval.corpus import load_corpus
     from chunkeval.evaluate import Evaluation
-    from chunkeval.model import Corpus
+    from chunkeval.model import Corpus, QuerySet
+    from chunkeval.queries import build_query_set
 
     base = load_corpus("debian-ja")
-    docs = [d if i == 0 else replace(d, id=f"copy-{i + 1}/{d.id}")
-            for i in range(n) for d in base.documents]
-    corpus = Corpus(f"debian-ja-x{n}", tuple(docs))
     t0 = time.perf_counter()
-    evaluation = Evaluation(corpus)
+    # The query sets of the base corpus, measured on their views repeated n times: the
+    # queries stay the same and every copy of their answers competes in the index.
+    sets = []
+    for spec in Evaluation(base).query_specs:
+        qs = build_query_set(base, spec)
+        docs = [d if i == 0 else replace(d, id=f"copy-{i + 1}/{d.id}")
+                for i in range(n) for d in qs.view.documents]
+        sets.append(QuerySet(qs.name, qs.queries, Corpus(f"{qs.view.name}-x{n}", tuple(docs))))
+    corpus = sets[0].view
+    evaluation = Evaluation(corpus, query_specs=sets)
     specs = evaluation.query_specs
-    for spec in specs:
-        evaluation.query_set(spec)
     t1 = time.perf_counter()
     doc = evaluation.run(names, rets, progress=False)
     t2 = time.perf_counter()

@@ -59,11 +59,15 @@ class Chunked:
 
 class Evaluation:
     def __init__(self, corpus: Corpus, settings: Settings | None = None,
-                 query_specs: Sequence[str] | None = None):
+                 query_specs: Sequence[str | QuerySet] | None = None):
+        """`query_specs` are builder names or JSONL paths, built on first use, or ready
+        QuerySets; by default every builder that yields queries on the corpus."""
         self.corpus = corpus
         self.settings = settings or Settings()
-        self.query_specs = list(query_specs) if query_specs else queries.default_query_sets(corpus)
-        self._query_sets: dict[str, QuerySet] = {}
+        specs = list(query_specs) if query_specs else queries.default_query_sets(corpus)
+        self._query_sets: dict[str, QuerySet] = {
+            qs.name: qs for qs in specs if isinstance(qs, QuerySet)}
+        self.query_specs = [qs.name if isinstance(qs, QuerySet) else qs for qs in specs]
         self._chunked: dict[tuple[str, str], Chunked] = {}
         self._indexes: dict[tuple[str, str, str], tuple[object, float]] = {}
         self._results: dict[tuple[str, str, str], dict] = {}

@@ -55,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
            help="corpus to evaluate: 'debian-ja' (default) or a directory of HTML files")
     option("chunkeval-query-sets", ini_type="args", default=[], metavar="NAMES",
            help="query sets (comma-separated on the command line): builder names or JSONL "
-                "files; default: every builder that yields queries on the corpus")
+                "files; default: faq-headings,section-titles on debian-ja, section-titles "
+                "on any other corpus")
     option("chunkeval-strategies", ini_type="args", default=[], metavar="NAMES",
            help="only these strategies (comma-separated), in metric and invariant tests; "
                 "default: all")
