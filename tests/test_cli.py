@@ -1,0 +1,117 @@
+"""The command line on a small corpus written here: info, dump, strategies, run, compare."""
+
+import json
+import sys
+
+import pytest
+
+from chunkeval import strategies
+from chunkeval.cli import main
+
+TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
+          "firewall", "mirror", "locale", "sound", "storage"]
+
+
+@pytest.fixture
+def corpus_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "docs"
+    (root / "guide").mkdir(parents=True)
+    for d in range(4):
+        sections = "".join(
+            f"<h2>Working with {t}</h2>"
+            + "".join(f"<p>To handle {t} in step {p}, open the {t} panel, choose option {p} "
+                      f"and confirm; the {t} log then shows the new state.</p>" for p in range(3))
+            + f"<table><tr><th>name</th><th>value</th></tr><tr><td>{t}</td><td>{d}</td></tr></table>"
+            for t in TOPICS[d * 3:d * 3 + 3])
+        (root / "guide" / f"part{d}.html").write_text(
+            f"<html><head><title>Part {d}</title></head><body><h1>Part {d}</h1>{sections}"
+            "</body></html>", encoding="utf-8")
+    (root / "broken.html").write_bytes(b"\x00\x01binary")
+    return root
+
+
+@pytest.fixture
+def query_file(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "query": "how to handle backup", "doc": "guide/part1",
+                    "answer": "To handle backup in step 0, open the backup panel"}) + "\n"
+        + "not json\n", encoding="utf-8")
+    return path
+
+
+def test_info_json_counts_and_problems(corpus_dir, query_file, capsys, tmp_path):
+    dump = tmp_path / "dump.jsonl"
+    assert main(["corpus", "info", "--corpus", str(corpus_dir), "--queries", str(query_file),
+                 "--json", "--dump", str(dump)]) == 0
+    out, err = capsys.readouterr()
+    info = json.loads(out)
+    assert info["documents"] == 4 and info["blocks"]["table"] == 12
+    assert info["queries"] == {"q": 1}
+    assert "broken.html" in err and "q.jsonl:2" in err
+    lines = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    assert [x["type"] for x in lines].count("document") == 4
+    assert [x for x in lines if x["type"] == "query"][0]["doc"] == "guide/part1.html"
+    # the same input gives the same fingerprint; --strict turns the warnings into exit 1
+    assert main(["corpus", "info", "--corpus", str(corpus_dir), "--queries", str(query_file),
+                 "--json", "--strict"]) == 1
+    assert json.loads(capsys.readouterr().out)["fingerprint"] == info["fingerprint"]
+
+
+def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
+    assert main(["corpus", "info", "--corpus", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["run", "--strategies", "no-such-strategy"]) == 2
+    assert "unknown strategy: no-such-strategy" in capsys.readouterr().err
+
+
+def test_outside_splitter_is_listed(tmp_path, monkeypatch, capsys):
+    (tmp_path / "clisplit.py").write_text(
+        "from chunkeval.model import Chunk\n"
+        "def halves(doc):\n"
+        "    m = len(doc.text) // 2\n"
+        "    return [Chunk(doc.id, 0, m, doc.text[:m]), Chunk(doc.id, m, len(doc.text), doc.text[m:])]\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert main(["strategies", "--json", "--splitter", "clisplit:halves"]) == 0
+        listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
+        assert listed["halves"]["family"] == "external"
+        assert len(listed) >= 18
+    finally:
+        strategies.unregister("halves")
+        sys.modules.pop("clisplit", None)
+
+
+def test_pyproject_registers_splitters(tmp_path, monkeypatch, capsys):
+    (tmp_path / "projsplit.py").write_text(
+        "from chunkeval.model import Chunk\n"
+        "def whole(doc):\n"
+        "    return [Chunk(doc.id, 0, len(doc.text), doc.text)]\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.chunkeval]\nsplitters = ["projsplit:whole"]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert main(["strategies", "--json"]) == 0
+        assert "whole" in {s["name"] for s in json.loads(capsys.readouterr().out)}
+    finally:
+        strategies.unregister("whole")
+        sys.modules.pop("projsplit", None)
+
+
+def test_run_writes_the_three_files_and_compare_reads_them(corpus_dir, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "--corpus", str(corpus_dir), "--queries", "section-titles",
+                 "--strategies", "fixed-200,structure-400", "--retrievers", "bm25,lsa",
+                 "--jobs", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "fixed-200" in printed and "structure-400" in printed
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(doc["results"]) == 4
+    assert (out / "report.md").stat().st_size and (out / "report.html").stat().st_size
+    assert main(["compare", "structure-400", "fixed-200", "--results",
+                 str(out / "results.json")]) == 0
+    text = capsys.readouterr().out
+    assert "recall@k" in text and "95% CI" in text
+    assert main(["compare", "structure-400", "nope", "--results", str(out / "results.json")]) == 2
