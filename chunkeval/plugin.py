@@ -381,23 +381,26 @@ class Summary:
 
 
 def format_summary(rows: list[dict]) -> str:
-    """One line a case: Recall@k and budget recall, baseline -> now, and the worst verdict."""
+    """One line a case: Recall@k and budget recall (baseline, now, difference and its
+    interval, in points) and the worst verdict."""
     order = {"regressed": 0, "improved": 1, "ok": 2}
-    head = (f"{'strategy':<26}{'retriever':<10}{'query set':<16}"
-            f"{'R@k base':>9}{'now':>7}{'diff [95% CI]':>22}"
-            f"{'budget base':>12}{'now':>7}{'diff [95% CI]':>22}  verdict")
-    lines = [head, "-" * len(head)]
 
-    def cell(v: dict) -> str:
-        return (f"{v['baseline']*100:>9.1f}{v['value']*100:>7.1f}"
-                f"{v['diff']*100:>+7.1f} [{v['low']*100:+.1f},{v['high']*100:+.1f}]".ljust(38)[:38])
+    def cell(v: dict | None) -> str:
+        if v is None:
+            return " " * 37
+        ci = f"[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}]"
+        return (f"{v['baseline'] * 100:>6.1f}{v['value'] * 100:>6.1f}{v['diff'] * 100:>+7.1f} "
+                f"{ci:<17}")
 
+    names = f"{'strategy':<26}{'retriever':<10}{'query set':<16}"
+    group = f"{'base':>6}{'now':>6}{'diff':>7} {'95% CI':<17}"
+    head = f"{'':<52}{'Recall@k':<38}budget recall\n{names}{group} {group} verdict"
+    lines = [head, "-" * len(head.splitlines()[-1])]
     for r in sorted(rows, key=lambda r: (r["query_set"], r["strategy"], r["retriever"])):
         by = {v["metric"]: v for v in r["verdicts"]}
         worst = min(r["verdicts"], key=lambda v: order[v["status"]])
         flagged = "" if worst["status"] == "ok" else f" ({worst['metric']})"
         lines.append(f"{r['strategy']:<26}{r['retriever']:<10}{r['query_set']:<16}"
-                     + (cell(by["recall_at_k"]) if "recall_at_k" in by else " " * 38)
-                     + (" " * 3 + cell(by["budget_recall"]) if "budget_recall" in by else "")
-                     + f"  {worst['status']}{flagged}")
+                     f"{cell(by.get('recall_at_k'))} {cell(by.get('budget_recall'))} "
+                     f"{worst['status']}{flagged}")
     return "\n".join(lines)
