@@ -168,8 +168,20 @@ class Baseline:
                 f"{qs.get('fingerprint')} recorded, {query_set_fingerprint} now). {how}")
 
     def record(self, corpus: dict, settings: dict, query_sets: dict, result: dict) -> None:
+        """Record one result. Entries measured on another corpus, under other settings or
+        on another version of a query set are dropped: kept, they would later be compared
+        against queries they were not measured on."""
+        compared = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
+        if (self.data["corpus"].get("fingerprint") not in (None, corpus["fingerprint"])
+                or self.data["settings"] not in ({}, compared)):
+            self.data["entries"], self.data["query_sets"] = {}, {}
+        for name, qs in query_sets.items():
+            old = self.data["query_sets"].get(name)
+            if old is not None and old != qs:
+                self.data["entries"] = {k: v for k, v in self.data["entries"].items()
+                                        if k.split("|")[2] != name}
         self.data["corpus"] = {"name": corpus["name"], "fingerprint": corpus["fingerprint"]}
-        self.data["settings"] = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
+        self.data["settings"] = compared
         self.data["query_sets"].update(query_sets)
         self.data["entries"][key(result["strategy"], result["retriever"], result["query_set"])] = \
             entry_from_result(result, settings["complete_at"])

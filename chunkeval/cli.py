@@ -110,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
                    "compare": _compare}[args.command]
         return handler(args)
+    except OSError as e:
+        where = e.filename if e.filename is not None else "chunkeval"
+        print(f"chunkeval: error: {where}: {e.strerror or e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
@@ -244,9 +248,11 @@ def _run(args) -> int:
     from .retrieval import RETRIEVERS
     names = _split_names(args.strategies, strategies.names(), "strategy")
     rets = _split_names(args.retrievers, list(RETRIEVERS), "retriever")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
     corpus, evaluation = _load(args)
     results = evaluation.run(names, rets, jobs=args.jobs)
-    out = Path(args.out)
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)
     print(report.format_table(results))
@@ -257,23 +263,26 @@ def _run(args) -> int:
 # -- compare -------------------------------------------------------------------------------------
 def _compare(args) -> int:
     import numpy as np
+
+    from . import report
     from .baselines import series
     from .stats import paired_bootstrap
     if args.results:
         try:
             doc = json.loads(Path(args.results).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise InputError(args.results, f"cannot read results: {e}") from None
-        query_set = args.query_set or next(iter(doc["query_sets"]))
-        picked = {}
-        for r in doc["results"]:
-            if r["retriever"] == args.retriever and r["query_set"] == query_set:
-                picked[r["strategy"]] = r
+            checked = report.checked(doc)
+            query_set = args.query_set or checked.query_sets[0]
+            complete_at = doc["settings"]["complete_at"]
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError, ValueError, KeyError,
+                IndexError, TypeError) as e:
+            raise InputError(args.results, f"not a chunkeval results document ({e!s})") from None
+        picked = {s: r for (q, s, ret), r in checked.rows.items()
+                  if ret == args.retriever and q == query_set}
         missing = [s for s in (args.a, args.b) if s not in picked]
         if missing:
             raise InputError(args.results, f"no {args.retriever} results on {query_set!r} for "
                                            f"{', '.join(missing)}")
-        a, b, complete_at = picked[args.a], picked[args.b], doc["settings"]["complete_at"]
+        a, b = picked[args.a], picked[args.b]
     else:
         for name in (args.a, args.b):
             strategies.get(name)

@@ -121,7 +121,7 @@ class Evaluation:
         chunked = self.chunked(strategy_name, spec)
         index, _ = self.index(strategy_name, retriever, spec)
         texts = [q.text for q in self.query_set(spec).queries]
-        depth = SEARCH_DEPTH
+        depth = max(SEARCH_DEPTH, self.settings.k)
         t0 = time.perf_counter()
         if chunked.parent_of is None:
             ranked = index.search(texts, depth)
@@ -180,12 +180,14 @@ class Evaluation:
             if jobs > 1 and len(tasks) > 1:
                 global _WORKER
                 _WORKER = (self, rets)
-                ctx = multiprocessing.get_context("fork")
-                with ctx.Pool(min(jobs, len(tasks))) as pool:
-                    for task, res in zip(tasks, pool.imap(_work, tasks)):
-                        by_task[task] = res
-                        bar.step(f"{task[1]} {task[0]}")
-                _WORKER = None
+                try:
+                    ctx = multiprocessing.get_context("fork")
+                    with ctx.Pool(min(jobs, len(tasks))) as pool:
+                        for task, res in zip(tasks, pool.imap(_work, tasks)):
+                            by_task[task] = res
+                            bar.step(f"{task[1]} {task[0]}")
+                finally:
+                    _WORKER = None
             else:
                 for task in tasks:
                     by_task[task] = self._task(task, rets)

@@ -218,7 +218,8 @@ def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> dict:
     "value" is 0.0 when there are no such blocks (see "blocks")."""
     bounds: dict[str, list[int]] = defaultdict(list)
     for c in chunks:
-        bounds[c.doc_id] += (c.start, c.end)
+        if c.end > c.start:  # an output mapped to no span (empty) cuts nothing
+            bounds[c.doc_id] += (c.start, c.end)
     for doc_id in bounds:
         bounds[doc_id].sort()
     blocks = cut = 0

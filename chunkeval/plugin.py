@@ -28,9 +28,9 @@ from .baselines import Baseline, BaselineError, Tolerance, compare
 from .cache import atomic_write
 from .config import configured_splitters
 from .model import InputError
+from .retrieval import RETRIEVERS
 
 PROPERTY = "chunkeval"
-RETRIEVERS = ("bm25", "lsa", "hybrid")
 STRUCTURE_FAMILIES = ("structure", "prefix")
 
 
@@ -88,6 +88,12 @@ def pytest_configure(config: pytest.Config) -> None:
             strategies.load_splitter(spec)
     except (strategies.SplitterError, InputError) as e:
         raise pytest.UsageError(str(e)) from None
+    for name in ("chunkeval_min_effect", "chunkeval_confidence", "chunkeval_cut_ceiling"):
+        try:
+            float(_setting(config, name))
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"--{name.replace('_', '-')}: expected a number, got "
+                                    f"{_setting(config, name)!r}") from None
     # Under xdist, keep every test of one strategy on one worker so its chunks and indexes
     # are built once, not once per worker.
     if getattr(config.option, "dist", "no") == "load":
@@ -266,8 +272,9 @@ class Checker:
                         "--update-baselines` to record it, then commit the file", pytrace=False)
         try:
             verdicts = compare(result, entry, ev.settings.complete_at, st.tolerance)
-        except ValueError as e:
-            pytest.fail(f"{what}: baseline does not match this run: {e}", pytrace=False)
+        except (KeyError, ValueError) as e:
+            pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
+                        f"({e!s}); re-record it with `pytest --update-baselines`", pytrace=False)
         row["verdicts"] = [v.to_json() for v in verdicts]
         self._emit(row)
         bad = [v for v in verdicts if v.status == "regressed"]
@@ -348,8 +355,6 @@ class Summary:
             baseline = Baseline.load(path)
         except InputError:
             baseline = Baseline(path)  # unreadable: replaced whole by this run
-        if baseline.data["corpus"].get("fingerprint") not in (None, records[0]["corpus"]["fingerprint"]):
-            baseline = Baseline(path)  # another corpus: nothing in the old file is comparable
         for rec in records:
             baseline.record(rec["corpus"], rec["settings"], rec["query_sets"], rec["result"])
         baseline.save()

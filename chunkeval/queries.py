@@ -399,6 +399,11 @@ def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Quer
         first = f"; first: {problems[0]}" if problems else ""
         raise InputError(str(path), f"no usable queries ({len(problems)} bad lines{first})")
     chosen = tuple(_sample(queries, max_queries, seed))
+    # A user's file has no view of its own: say where a chunk can contain its own question.
+    found = QuerySet(path.stem, chosen, corpus)
+    for qid, doc_id in query_leaks(found):
+        problems.append(Problem(str(path), f"query {qid!r}: its text appears in {doc_id}, so a "
+                                           "chunk can contain its own question"))
     return QuerySet(path.stem, chosen, corpus, tuple(problems))
 
 

@@ -33,6 +33,12 @@ FONT = ('system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK J
 
 # --- reading the document ---------------------------------------------------------------
 
+def checked(results: dict) -> "_Doc":
+    """The results document, validated (ValueError naming what is wrong) and indexed by
+    (query set, strategy, retriever)."""
+    return _Doc(results)
+
+
 class _Doc:
     """The results document, checked once and indexed by (query set, strategy, retriever)."""
 

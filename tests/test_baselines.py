@@ -81,3 +81,15 @@ def test_file_is_stable_sorted_and_round_trips(tmp_path):
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(Exception, match="bad.json"):
         Baseline.load(tmp_path / "bad.json")
+
+
+def test_rerecording_drops_entries_of_a_changed_query_set(tmp_path):
+    b = Baseline(tmp_path / "c.json")
+    corpus = {"name": "c", "fingerprint": "f"}
+    settings = {"k": 5, "complete_at": 0.95}
+    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD, name="a"))
+    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD, name="b"))
+    b.record(corpus, settings, {"qs": {"fingerprint": "q2"}}, _result(OLD, name="a"))
+    assert b.entry("a", "bm25", "qs") and b.entry("b", "bm25", "qs") is None
+    b.record(corpus, {**settings, "k": 10}, {"qs": {"fingerprint": "q2"}}, _result(OLD, name="b"))
+    assert list(b.data["entries"]) == ["b|bm25|qs"]
