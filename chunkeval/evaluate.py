@@ -146,7 +146,7 @@ class Evaluation:
             self._results[key] = {
                 "strategy": strategy_name, "retriever": retriever, "query_set": qs.name,
                 "metrics": summary,
-                "budget_curve": {str(b): _mean_se(scores.curve[b]) for b in s.budgets},
+                "budget_curve": {str(b): v for b, v in scores.curve_summary().items()},
                 "chunks": chunked.stats,
                 "seconds": {"split": round(chunked.seconds, 4), "index": round(index_seconds, 4),
                             "search": round(search_seconds, 4)},
@@ -155,12 +155,7 @@ class Evaluation:
                 "rewritten": {f"{d}:{a}:{b}": chunked.rewritten[(d, a, b)]
                               for row in scores.retrieved for d, a, b, _ in row
                               if (d, a, b) in chunked.rewritten},
-                "per_query": [
-                    {"id": q.id, "coverage": round(float(scores.coverage[i]), 6),
-                     "budget_coverage": round(float(scores.budget_coverage[i]), 6),
-                     "doc_hit": bool(scores.doc_hit[i]),
-                     "retrieved": [list(r) for r in scores.retrieved[i]]}
-                    for i, q in enumerate(qs.queries)],
+                "per_query": scores.per_query(),
             }
         return self._results[key]
 
@@ -233,12 +228,6 @@ def _work(task: tuple[str, str]) -> list[dict]:
 def corpus_summary(corpus: Corpus) -> dict:
     return {"name": corpus.name, "fingerprint": corpus.fingerprint,
             "documents": len(corpus), "chars": corpus.chars}
-
-
-def _mean_se(values: np.ndarray) -> dict:
-    from .stats import mean_se
-    m, se = mean_se(values)
-    return {"value": m, "se": se}
 
 
 def _handed(searched: list[Chunk]) -> tuple[list[Chunk], np.ndarray | None]:

@@ -120,10 +120,11 @@ class Scores:
         return out
 
     def per_query(self) -> list[dict]:
-        return [{"id": qid, "coverage": float(c), "budget_coverage": float(bc),
-                 "retrieved": [list(r) for r in ret]}
-                for qid, c, bc, ret in zip(self.query_ids, self.coverage,
-                                           self.budget_coverage, self.retrieved)]
+        """The rows of results.json's per_query: enough to recompute every mean."""
+        return [{"id": qid, "coverage": round(float(c), 6), "budget_coverage": round(float(bc), 6),
+                 "doc_hit": bool(hit), "retrieved": [list(r) for r in ret]}
+                for qid, c, bc, hit, ret in zip(self.query_ids, self.coverage,
+                                                self.budget_coverage, self.doc_hit, self.retrieved)]
 
 
 def _taken_within(lengths: Sequence[int], budget: int) -> int:

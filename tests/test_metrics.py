@@ -134,7 +134,7 @@ def test_summary_means_and_standard_errors():
     assert summary["doc_hit_at_k"]["value"] == 0.5
     assert s.curve_summary()[2000]["value"] == 0.5
     rows = s.per_query()
-    assert rows[0] == {"id": "q0", "coverage": 1.0, "budget_coverage": 1.0,
+    assert rows[0] == {"id": "q0", "coverage": 1.0, "budget_coverage": 1.0, "doc_hit": True,
                        "retrieved": [["a", 0, 16, 16]]}
 
 
