@@ -27,11 +27,11 @@ CHILD_DEPTH_FACTOR = 8
 
 @dataclass(frozen=True)
 class Settings:
-    k: int = 5
-    budget: int = 2000
-    budgets: tuple[int, ...] = (500, 1000, 1500, 2000, 3000, 4000)
-    shingle: int = 8
-    complete_at: float = 0.95
+    k: int = metrics.K
+    budget: int = metrics.BUDGET
+    budgets: tuple[int, ...] = metrics.BUDGETS
+    shingle: int = metrics.SHINGLE
+    complete_at: float = metrics.COMPLETE_AT
     seed: int = 0
     max_queries: int = 800
 
@@ -64,7 +64,8 @@ class Evaluation:
         QuerySets; by default every builder that yields queries on the corpus."""
         self.corpus = corpus
         self.settings = settings or Settings()
-        specs = list(query_specs) if query_specs else queries.default_query_sets(corpus)
+        specs = list(query_specs) if query_specs else queries.build_default_query_sets(
+            corpus, max_queries=self.settings.max_queries, seed=self.settings.seed)
         self._query_sets: dict[str, QuerySet] = {
             qs.name: qs for qs in specs if isinstance(qs, QuerySet)}
         self.query_specs = [qs.name if isinstance(qs, QuerySet) else qs for qs in specs]

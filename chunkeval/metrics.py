@@ -53,13 +53,14 @@ def shingles(text: str, n: int = SHINGLE) -> frozenset[str]:
 _gold_shingles = lru_cache(maxsize=16384)(shingles)
 
 
-def _gold_in(gold: frozenset[str], text: str, shingle: int) -> frozenset[str]:
-    """The gold shingles found in one chunk's text."""
+def _gold_in(gold: frozenset[str], text: str, shingle: int,
+             text_shingles: frozenset[str] | None = None) -> frozenset[str]:
+    """The gold shingles found in one chunk's text (whose shingles the caller may have)."""
     if len(gold) == 1:
         (only,) = gold
         if len(only) < shingle:
             return gold if only in "".join(text.split()) else frozenset()
-    return gold & shingles(text, shingle)
+    return gold & (shingles(text, shingle) if text_shingles is None else text_shingles)
 
 
 def coverage_of(gold_text: str, texts: Iterable[str], shingle: int = SHINGLE) -> float:
@@ -165,11 +166,6 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
             chunk_shingles[i] = shingles(handed[i].text, shingle)
         return chunk_shingles[i]
 
-    def gold_in(gold: frozenset[str], i: int) -> frozenset[str]:
-        if len(gold) == 1 and len(next(iter(gold))) < shingle:
-            return _gold_in(gold, handed[i].text, shingle)
-        return gold & shingles_of(i)
-
     n = len(queries)
     coverage, budget_cov = np.zeros(n), np.zeros(n)
     curve = {b: np.zeros(n) for b in budgets}
@@ -189,7 +185,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         prefix = [0.0]
         for j, i in enumerate(row[:depth], 1):
             if handed[i].doc_id == q.doc_id and gold:
-                found |= gold_in(gold, i)
+                found |= _gold_in(gold, handed[i].text, shingle, shingles_of(i))
             prefix.append(len(found) / len(gold) if gold else 0.0)
             if j == len(top):
                 found_top = set(found)

@@ -422,9 +422,18 @@ def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = 800, seed: 
                      + " or the path of a JSONL file" + (" (this is a directory)" if path.is_dir() else ""))
 
 
+def build_default_query_sets(corpus: Corpus, *, max_queries: int = 800,
+                             seed: int = 0) -> list[QuerySet]:
+    """The sets of every builder that gives at least one query on this corpus, in BUILDERS
+    order."""
+    built = [build_query_set(corpus, name, max_queries=max_queries, seed=seed)
+             for name in BUILDERS]
+    return [qs for qs in built if len(qs)]
+
+
 def default_query_sets(corpus: Corpus) -> list[str]:
-    """The builders that give at least one query on this corpus, in BUILDERS order."""
-    return [name for name in BUILDERS if len(build_query_set(corpus, name, max_queries=1))]
+    """The names of the builders that give at least one query on this corpus."""
+    return [qs.name for qs in build_default_query_sets(corpus, max_queries=1)]
 
 
 def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
