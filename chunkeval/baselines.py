@@ -49,12 +49,10 @@ class Verdict:
     status: str  # "ok", "regressed", "improved"
 
     def describe(self) -> str:
-        return (f"{self.metric}: {self.value:.4f} vs baseline {self.baseline:.4f} "
-                f"(diff {self.diff:+.4f}, {self._ci}) -> {self.status}")
-
-    @property
-    def _ci(self) -> str:
-        return f"95% CI {self.low:+.4f} to {self.high:+.4f}"
+        """In points, as the summary table shows them."""
+        return (f"{self.metric}: {self.value * 100:.1f}% vs baseline {self.baseline * 100:.1f}% "
+                f"(diff {self.diff * 100:+.1f} points, CI {self.low * 100:+.1f} to "
+                f"{self.high * 100:+.1f}) -> {self.status}")
 
     def to_json(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -145,6 +143,11 @@ class Baseline:
 
     def entry(self, strategy: str, retriever: str, query_set: str) -> dict | None:
         return self.data["entries"].get(key(strategy, retriever, query_set))
+
+    def retrievers(self, strategy: str, query_set: str) -> list[str]:
+        """The retrievers with an entry for this strategy and query set."""
+        return sorted(k.split("|")[1] for k in self.data["entries"]
+                      if k.split("|")[0] == strategy and k.split("|")[2] == query_set)
 
     def check_comparable(self, corpus: dict, settings: dict, query_set: str,
                          query_set_fingerprint: str) -> None:

@@ -13,9 +13,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import __version__, strategies
+from . import __version__, config, strategies
 from .cache import atomic_write
-from .config import configured_splitters
+from .config import ConfigError
 from .corpus import CorpusError
 from .model import InputError, Problem
 
@@ -25,8 +25,11 @@ EPILOG = """examples:
   chunkeval run --out chunkeval-results   the whole matrix: table + results.json + reports
   chunkeval compare structure-400 fixed-400 --retriever bm25
   chunkeval strategies --splitter mymod:split --json
-Outside splitters: --splitter MODULE:ATTR (repeatable) or [tool.chunkeval] splitters = [...]
-in pyproject.toml. The cache lives in $CHUNKEVAL_CACHE (default: $XDG_CACHE_HOME/chunkeval).
+  chunkeval init --example-splitter       write a [tool.chunkeval] section for this project
+Settings come from the command line, else [tool.chunkeval] in the project's pyproject.toml
+(the nearest one above the working directory), else the defaults; the pytest plugin reads the
+same section. Modules named as MODULE:ATTR import from the project's folder.
+The cache lives in $CHUNKEVAL_CACHE (default: $XDG_CACHE_HOME/chunkeval).
 """
 
 
@@ -34,21 +37,26 @@ class UsageError(Exception):
     pass
 
 
+EXAMPLE_MODULE = "chunking"
+
+
 def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
-    p.add_argument("--corpus", default="debian-ja", metavar="NAME|DIR",
-                   help="'debian-ja' (default: Debian's Japanese documentation, fetched and "
-                        "cached) or a directory of HTML files")
+    p.add_argument("--corpus", metavar="NAME|DIR",
+                   help="'debian-ja' (Debian's Japanese documentation, fetched and cached) or a "
+                        "directory of your documents; default: [tool.chunkeval] corpus, else "
+                        "debian-ja")
     if queries:
         p.add_argument("--queries", action="append", metavar="NAME|FILE",
                        help="query set: faq-headings, faq-qa, section-titles or a JSONL file "
-                            "(id, query, doc, answer); repeatable. Default: every builder "
-                            "that yields queries on the corpus")
-        p.add_argument("--max-queries", type=int, default=800, metavar="N",
+                            "(id, query, doc, answer); repeatable. Default: [tool.chunkeval] "
+                            "query_sets, else every builder that yields queries on the corpus")
+        p.add_argument("--max-queries", type=int, metavar="N",
                        help="sample at most N queries per set, seed 0 (default 800)")
-    p.add_argument("--strict", action="store_true",
+    p.add_argument("--strict", action="store_const", const=True,
                    help="exit 1 when any input file or query line had a problem")
     p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
-                   help="register an outside splitter (repeatable)")
+                   help="register an outside splitter (repeatable), besides [tool.chunkeval] "
+                        "splitters")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,15 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="the main job: every strategy x retriever x query set, "
                                      "a results table, results.json and the reports")
     _corpus_args(run)
-    run.add_argument("--strategies", metavar="NAMES", help="comma-separated subset of strategies")
-    run.add_argument("--retrievers", metavar="NAMES", help="comma-separated: bm25,lsa,hybrid")
+    run.add_argument("--strategies", metavar="NAMES",
+                     help="comma-separated built-in names and MODULE:ATTR splitters; default: "
+                          "[tool.chunkeval] strategies, else all on the built-in corpus and "
+                          "your splitters plus the reference strategies on yours")
+    run.add_argument("--retrievers", metavar="NAMES",
+                     help="comma-separated: bm25,lsa,hybrid (default: all)")
     run.add_argument("--out", default="chunkeval-results", metavar="DIR",
                      help="where results.json, report.md and report.html go "
                           "(default: chunkeval-results)")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                      help="worker processes, one strategy each at a time (default: all cores)")
-    run.add_argument("--k", type=int, default=5, help="chunks handed per query (default 5)")
-    run.add_argument("--budget", type=int, default=2000,
+    run.add_argument("--k", type=int, help="chunks handed per query (default 5)")
+    run.add_argument("--budget", type=int,
                      help="context budget in characters for budget recall (default 2000)")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
@@ -99,14 +111,24 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--retriever", default="bm25", help="bm25 (default), lsa or hybrid")
     cmp_.add_argument("--query-set", metavar="NAME", help="default: the first query set")
     _corpus_args(cmp_)
+
+    init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
+                                       "project in the working directory")
+    init.add_argument("--docs", metavar="DIR",
+                      help="the folder of your documents (default: the folder below here "
+                           "with the most HTML files)")
+    init.add_argument("--example-splitter", action="store_true",
+                      help=f"also write {EXAMPLE_MODULE}.py, a paragraph-packing splitter to "
+                           "start from, and gate it")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        for spec in dict.fromkeys([*configured_splitters(), *getattr(args, "splitter", [])]):
-            strategies.load_splitter(spec)
+        if args.command == "init":
+            return _init(args)
+        args.config = _config(args)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
                    "compare": _compare}[args.command]
         return handler(args)
@@ -117,11 +139,23 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
-    except (UsageError, CorpusError, InputError, strategies.SplitterError, KeyError,
-            ValueError) as e:
+    except (UsageError, ConfigError, CorpusError, InputError, strategies.SplitterError,
+            KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
+
+
+def _config(args) -> config.Config:
+    """The project's settings with this command's options over them; registers splitters."""
+    given = {"corpus": getattr(args, "corpus", None), "query_sets": getattr(args, "queries", None),
+             "splitters": getattr(args, "splitter", None),
+             "strategies": getattr(args, "strategies", None),
+             "retrievers": getattr(args, "retrievers", None),
+             **{k: getattr(args, k, None) for k in ("k", "budget", "max_queries", "strict")}}
+    cfg = config.load(command_line=given)
+    cfg.register_splitters()
+    return cfg
 
 
 # -- corpus --------------------------------------------------------------------------------------
@@ -158,12 +192,16 @@ def _apt_update() -> None:
 
 def _load(args):
     from .corpus import load_corpus
-    from .evaluate import Evaluation, Settings
-    corpus = load_corpus(args.corpus)
-    settings = Settings(max_queries=getattr(args, "max_queries", 800),
-                        **{k: getattr(args, k) for k in ("k", "budget") if hasattr(args, k)})
-    evaluation = Evaluation(corpus, settings, args.queries)
+    from .evaluate import Evaluation
+    cfg = args.config
+    corpus = load_corpus(cfg.corpus)
+    evaluation = Evaluation(corpus, cfg.settings(), list(cfg.query_sets) or None)
     return corpus, evaluation
+
+
+def _corpus_line(corpus, where: str) -> str:
+    return (f"corpus {corpus.name} (fingerprint {corpus.fingerprint}, {len(corpus)} documents; "
+            f"{where})")
 
 
 def _problems(corpus, evaluation) -> list[Problem]:
@@ -216,7 +254,7 @@ def _info(args) -> int:
         print("queries     " + ", ".join(f"{k} {v}" for k, v in info["queries"].items()))
         if args.dump:
             print(f"dump        {args.dump}")
-    return _report_problems(problems, args.strict)
+    return _report_problems(problems, args.config.strict)
 
 
 # -- strategies ----------------------------------------------------------------------------------
@@ -233,31 +271,21 @@ def _strategies(args) -> int:
 
 
 # -- run -----------------------------------------------------------------------------------------
-def _split_names(value: str | None, known: list[str], what: str) -> list[str] | None:
-    if not value:
-        return None
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise UsageError(f"unknown {what}: {', '.join(unknown)}; known: {', '.join(known)}")
-    return names
-
-
 def _run(args) -> int:
     from . import report
-    from .retrieval import RETRIEVERS
-    names = _split_names(args.strategies, strategies.names(), "strategy")
-    rets = _split_names(args.retrievers, list(RETRIEVERS), "retriever")
+    cfg = args.config
+    names, rets = cfg.strategy_names(), cfg.retriever_names()
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     corpus, evaluation = _load(args)
+    print(_corpus_line(corpus, f"from {cfg.where['corpus']}"), flush=True)
     results = evaluation.run(names, rets, jobs=args.jobs)
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)
     print(report.format_table(results))
     print(f"\nwrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
-    return _report_problems(_problems(corpus, evaluation), args.strict)
+    return _report_problems(_problems(corpus, evaluation), cfg.strict)
 
 
 # -- compare -------------------------------------------------------------------------------------
@@ -286,7 +314,8 @@ def _compare(args) -> int:
     else:
         for name in (args.a, args.b):
             strategies.get(name)
-        _, evaluation = _load(args)
+        corpus, evaluation = _load(args)
+        print(_corpus_line(corpus, f"from {args.config.where['corpus']}"))
         spec = args.query_set or evaluation.query_specs[0]
         a = evaluation.result(args.a, args.retriever, spec)
         b = evaluation.result(args.b, args.retriever, spec)
@@ -302,6 +331,130 @@ def _compare(args) -> int:
               f"diff {ci.diff*100:+5.1f} points, 95% CI [{ci.low*100:+.1f}, {ci.high*100:+.1f}]"
               f"  {verdict}")
     return 0
+
+
+# -- init ----------------------------------------------------------------------------------------
+# Folders that hold tools, not the project's documents.
+SKIP_DIRS = {"node_modules", "venv", "env", "site-packages", "build", "dist", "__pycache__",
+             "baselines", "chunkeval-results"}
+
+EXAMPLE_SPLITTER = '''"""A splitter of this project's own, gated by chunkeval (see [tool.chunkeval] in
+pyproject.toml). Edit it freely; `pytest` tells you whether retrieval got worse."""
+
+from chunkeval.model import Chunk
+
+SIZE = 800  # characters a chunk may hold
+
+
+def split(doc):
+    """Pack whole blocks (paragraphs, list items, tables, code) into chunks of at most SIZE
+    characters; a block longer than SIZE is a chunk of its own."""
+    chunks, start, end = [], None, None
+    for block in doc.blocks:
+        if start is not None and block.end - start > SIZE:
+            chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
+            start = None
+        if start is None:
+            start = block.start
+        end = block.end
+    if start is not None:
+        chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
+    return chunks
+
+
+# Promises whole tables and code blocks: chunkeval adds a cut-rate test and checks table rows.
+split.keeps_structure = True
+'''
+
+
+def _find_docs(root: Path) -> tuple[Path | None, int]:
+    """The folder below `root` holding the most documents chunkeval reads, and how many."""
+    from .corpus import HTML_SUFFIXES
+    counts: Counter[Path] = Counter()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        here = Path(folder)
+        if here == root:
+            continue
+        n = sum(1 for f in files if f.lower().endswith(HTML_SUFFIXES))
+        for parent in [here, *here.parents]:
+            if parent == root:
+                break
+            counts[parent] += n
+    if not counts or counts.most_common(1)[0][1] == 0:
+        return None, 0
+    # the deepest folder that still holds the most files: docs/html rather than docs
+    best = max(counts.values())
+    folder = max((p for p, n in counts.items() if n == best), key=lambda p: len(p.parts))
+    return folder, best
+
+
+def _init(args) -> int:
+    from .corpus import load_corpus
+    from .queries import default_query_sets
+    root = Path.cwd()
+    pyproject = root / "pyproject.toml"
+    if config.read_section(pyproject) is not None:
+        raise UsageError(f"{pyproject} already has a {config.SECTION} section; edit it there")
+    if args.docs:
+        docs = Path(args.docs)
+        if not docs.is_dir():
+            raise UsageError(f"--docs {args.docs}: not a directory")
+        docs = docs.resolve()
+    else:
+        docs, n = _find_docs(root)
+        if docs is None:
+            raise UsageError(f"no HTML files in any folder below {root}; pass --docs DIR")
+        print(f"documents: {docs.relative_to(root)} ({n} files)")
+    try:
+        sets = default_query_sets(load_corpus(str(docs)))
+    except (CorpusError, InputError) as e:
+        raise UsageError(f"{docs}: {e}") from None
+    example = root / f"{EXAMPLE_MODULE}.py"
+    if args.example_splitter and example.exists():
+        raise UsageError(f"{example} exists; remove it or leave out --example-splitter")
+    rel = os.path.relpath(docs, root)
+    section = _section(rel, sets, args.example_splitter)
+    old = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    if args.example_splitter:
+        atomic_write(example, EXAMPLE_SPLITTER)
+        print(f"wrote {example.name}: a paragraph-packing splitter to start from")
+    atomic_write(pyproject, old + ("\n" if old and not old.endswith("\n\n") else "") + section)
+    print(f"wrote {config.SECTION} to {pyproject}")
+    if not sets:
+        print("no built-in query set found queries in these documents: write your own "
+              "questions as JSONL (id, query, doc, answer) and list the file in query_sets")
+    print("next:\n  pytest --update-baselines   # record the baselines; commit baselines/\n"
+          "  pytest                      # then every change is gated against them")
+    return 0
+
+
+def _section(docs: str, sets: list[str], example: bool) -> str:
+    def toml_list(items) -> str:
+        return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+    splitters = (f"splitters = {toml_list([EXAMPLE_MODULE + ':split'])}" if example
+                 else '# splitters = ["mychunker:split"]')
+    query_sets = (f"query_sets = {toml_list(sets)}" if sets
+                  else '# query_sets = ["questions.jsonl"]')
+    return f"""[tool.chunkeval]
+# Your documents: a folder of HTML files, relative to this file.
+corpus = {json.dumps(docs)}
+# Questions to retrieve answers for: built-in builders (faq-headings, faq-qa,
+# section-titles) or JSONL files of your own ({{"id", "query", "doc", "answer"}} a line).
+{query_sets}
+# Your splitters, as MODULE:ATTR importable from this folder: each gets metric, cut-rate
+# and invariant tests, gated against the baselines in baselines/.
+{splitters}
+# Built-in strategies gated next to yours, as a yardstick (`chunkeval strategies` lists all).
+reference = {toml_list(config.REFERENCE)}
+# Retrievers the chunks are searched with: bm25, lsa, hybrid.
+retrievers = ["bm25", "lsa", "hybrid"]
+# k = 5              # chunks handed per query (Recall@k)
+# budget = 2000      # context budget in characters (budget recall)
+# min_effect = 0.02  # a drop smaller than this (2 points) never fails
+# strict = false     # true: problems in the documents or query files fail the run
+"""
 
 
 if __name__ == "__main__":

@@ -64,6 +64,8 @@ def properties(strategy: Strategy) -> tuple[str, ...]:
     props = FAMILY_PROPERTIES.get(strategy.family)
     if props is None:
         props = BASE + tuple(p for p in ("size", "overlap") if p in strategy.params)
+        if strategy.keeps_structure:
+            props += ("table_rows",)
     if not strategy.slices and strategy.family not in ("structure", "prefix"):
         props = tuple(p for p in props if p != "slice")
     return props

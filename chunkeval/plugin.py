@@ -1,14 +1,18 @@
-"""The pytest plugin: options, session fixtures, parametrisation, baselines and the summary.
+"""The pytest plugin: options, test items, fixtures, baselines and the summary.
 
-Registered as the `chunkeval` pytest11 entry point, so any repository that installs
-chunkeval gets the options and fixtures. Tests ask for:
+Registered as the `chunkeval` pytest11 entry point, so a project that installs chunkeval
+gets it. Settings come from `chunkeval.config` (command line, ini, `[tool.chunkeval]`).
 
-- `strategy_name`: parametrised over every registered strategy (outside ones included);
-- `retrieval_case`: (strategy, retriever, query set) over the whole matrix;
-- `cut_case`: (strategy, query set) over the structure-aware strategies;
-- `chunkeval`: a checker (`check_retrieval(case)`, `check_cut_rate(case)`) that compares a
-  case against the baseline file, or records it under `--update-baselines`;
-- `corpus`, `evaluation`: the session's corpus and its lazy, memoised evaluation.
+With a `[tool.chunkeval]` section in the project's pyproject.toml, the plugin adds its own
+items to the run, collected from that file, so the project needs no test module:
+
+- `test_recall[STRATEGY-RETRIEVER-QUERYSET]`: every metric against the baseline;
+- `test_cut_rate[STRATEGY-QUERYSET]`: for every strategy that keeps structure;
+- `test_invariants[STRATEGY]`: hypothesis-generated documents (`chunkeval.testing`).
+
+A project that prefers its own test modules asks for the fixtures instead:
+`retrieval_case`, `cut_case` and `strategy_name` are parametrised over the configured
+matrix, and `chunkeval` is a checker (`check_retrieval(case)`, `check_cut_rate(case)`).
 
 Results travel as test-report user properties, so the controller of an xdist run sees every
 worker's numbers; only the controller writes the baseline file and the summary.
@@ -16,6 +20,7 @@ worker's numbers; only the controller writes the baseline file and the summary.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 from dataclasses import dataclass
@@ -23,181 +28,166 @@ from pathlib import Path
 
 import pytest
 
+from . import config as chunkeval_config
 from . import strategies
-from .baselines import Baseline, BaselineError, Tolerance, compare
+from .baselines import Baseline, BaselineError, compare
 from .cache import atomic_write
-from .config import configured_splitters
+from .config import SETTINGS, ConfigError
 from .model import InputError
-from .retrieval import RETRIEVERS
 
 PROPERTY = "chunkeval"
-STRUCTURE_FAMILIES = ("structure", "prefix")
+PROBLEMS = "chunkeval-problems"
+STATE = pytest.StashKey["State"]()
+
+
+def _dest(name: str) -> str:
+    return "chunkeval_" + name
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("chunkeval", "chunkeval: chunking metrics as tests")
-
-    def option(name, ini_type=None, default=None, help="", **kw):
-        group.addoption(f"--{name}", dest=name.replace("-", "_"), default=None, help=help, **kw)
-        ini = name.replace("-", "_")
-        parser.addini(ini, type=ini_type or "string", default=default, help=help)
-
+    group = parser.getgroup("chunkeval", "chunkeval: chunking metrics as tests (each also an "
+                                         "ini setting chunkeval_NAME and a [tool.chunkeval] key)")
+    for s in SETTINGS:
+        listed = s.kind in ("list", "paths")
+        help = s.help + (" (comma-separated)" if listed else "")
+        if s.kind == "bool":
+            group.addoption(s.pytest_option, dest=_dest(s.name), action="store_const",
+                            const=True, default=None, help=help)
+        else:
+            group.addoption(s.pytest_option, dest=_dest(s.name), default=None,
+                            metavar=s.name.upper(), help=help)
+        parser.addini(s.ini, type="args" if listed else "string", default=None, help=s.help)
     group.addoption("--splitter", action="append", default=[], metavar="MODULE:ATTR",
-                    help="register an outside splitter (repeatable); it joins every metric "
-                         "and invariant test. Also [tool.chunkeval] splitters in pyproject.toml "
-                         "and the chunkeval_splitters ini setting.")
-    parser.addini("chunkeval_splitters", type="linelist", default=[],
-                  help="splitters to register, one MODULE:ATTR a line")
+                    help="register an outside splitter (repeatable); the same as "
+                         "--chunkeval-splitters")
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="record this run's metrics as the new baselines (written atomically "
                          "at the end of the session) instead of comparing against them")
-    option("chunkeval-corpus", default="debian-ja", metavar="NAME|DIR",
-           help="corpus to evaluate: 'debian-ja' (default) or a directory of HTML files")
-    option("chunkeval-query-sets", ini_type="args", default=[], metavar="NAMES",
-           help="query sets (comma-separated on the command line): builder names or JSONL "
-                "files; default: faq-headings,section-titles on debian-ja, section-titles "
-                "on any other corpus")
-    option("chunkeval-strategies", ini_type="args", default=[], metavar="NAMES",
-           help="only these strategies (comma-separated), in metric and invariant tests; "
-                "default: all")
-    option("chunkeval-retrievers", ini_type="args", default=[], metavar="NAMES",
-           help="only these retrievers (comma-separated: bm25,lsa,hybrid); default: all")
-    option("chunkeval-baselines", default="baselines", metavar="DIR",
-           help="directory of baseline files, relative to the rootdir (default: baselines)")
-    option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here")
-    option("chunkeval-min-effect", default="0.02", metavar="X",
-           help="smallest drop of a mean metric (0-1) that counts as a regression (default 0.02)")
-    option("chunkeval-confidence", default="0.95", metavar="P",
-           help="confidence of the paired bootstrap interval (default 0.95)")
-    option("chunkeval-cut-ceiling", default="0.25", metavar="X",
-           help="absolute ceiling on the cut rate of structure-aware strategies (default 0.25)")
+    if importlib.util.find_spec("xdist") is None:
+        # Without pytest-xdist, `pytest -n 2` would only say "unrecognized arguments".
+        group.addoption("-n", "--numprocesses", dest="chunkeval_no_xdist", default=None,
+                        help="(needs pytest-xdist, which is not installed)")
 
 
-def _setting(config: pytest.Config, name: str):
-    value = config.getoption(name)
-    return value if value is not None else config.getini(name)
+def load_config(config: pytest.Config) -> chunkeval_config.Config:
+    given = {s.name: config.getoption(_dest(s.name)) for s in SETTINGS}
+    given["splitters"] = [*(given["splitters"] or "").split(","), *config.getoption("splitter")]
+    pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" \
+        else config.rootpath / "pyproject.toml"
+    return chunkeval_config.load(root=config.rootpath, command_line=given,
+                                 ini=lambda name: config.getini(name), pyproject=pyproject)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "corpus: needs the evaluated corpus (the default one is "
                                        "fetched on first use)")
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")
+    if config.getoption("chunkeval_no_xdist", None) is not None:
+        raise pytest.UsageError("-n runs tests on several processes with pytest-xdist, which "
+                                "is not installed here: pip install pytest-xdist")
     try:
-        specs = [*configured_splitters(config.rootpath), *config.getini("chunkeval_splitters"),
-                 *config.getoption("splitter")]
-        for spec in dict.fromkeys(specs):
-            strategies.load_splitter(spec)
-    except (strategies.SplitterError, InputError) as e:
-        raise pytest.UsageError(str(e)) from None
-    for name in ("chunkeval_min_effect", "chunkeval_confidence", "chunkeval_cut_ceiling"):
-        try:
-            float(_setting(config, name))
-        except (TypeError, ValueError):
-            raise pytest.UsageError(f"--{name.replace('_', '-')}: expected a number, got "
-                                    f"{_setting(config, name)!r}") from None
+        cfg = load_config(config)
+        state = State(config, cfg, cfg.strategy_names(), cfg.retriever_names())
+    except (ConfigError, InputError) as e:
+        raise pytest.UsageError(f"chunkeval: {e}") from None
+    config.stash[STATE] = state
+    if state.items and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        # testpaths name the project's test folders; the items live in pyproject.toml.
+        pyproject = str(cfg.root / "pyproject.toml")
+        if pyproject not in config.args:
+            config.args.append(pyproject)
     # Under xdist, keep every test of one strategy on one worker so its chunks and indexes
     # are built once, not once per worker.
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(Summary(config), "chunkeval-summary")
-
-
-def _listed(config: pytest.Config, name: str) -> list[str]:
-    """A comma-separated command-line value, else the ini list, else []."""
-    value = config.getoption(name)
-    if value is not None:
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return list(config.getini(name))
-
-
-def _selected(config: pytest.Config, name: str, known: list[str]) -> list[str]:
-    chosen = _listed(config, name) or known
-    unknown = [c for c in chosen if c not in known]
-    if unknown:
-        raise pytest.UsageError(f"--{name.replace('_', '-')}: unknown {', '.join(unknown)}; "
-                                f"known: {', '.join(known)}")
-    return chosen
-
-
-def _query_sets(config: pytest.Config) -> list[str]:
-    configured = _listed(config, "chunkeval_query_sets")
-    if configured:
-        return configured
-    corpus = str(_setting(config, "chunkeval_corpus"))
-    return ["faq-headings", "section-titles"] if corpus == "debian-ja" else ["section-titles"]
+        config.pluginmanager.register(Summary(config, state), "chunkeval-summary")
 
 
 @dataclass(frozen=True)
 class Case:
     strategy: str
     retriever: str | None
-    query_set: str
+    query_set: str  # a builder name or a JSONL path, as configured
 
     @property
     def id(self) -> str:
         parts = [self.strategy, self.retriever, Path(self.query_set).stem]
         return "-".join(p for p in parts if p)
 
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    config = metafunc.config
-    names = _selected(config, "chunkeval_strategies", strategies.names())
-    if "strategy_name" in metafunc.fixturenames:
-        metafunc.parametrize("strategy_name", names)
-    if "retrieval_case" in metafunc.fixturenames:
-        rets = _selected(config, "chunkeval_retrievers", list(RETRIEVERS))
-        cases = [Case(s, r, q) for q, s, r in
-                 itertools.product(_query_sets(config), names, rets)]
-        metafunc.parametrize("retrieval_case", cases, ids=[c.id for c in cases])
-    if "cut_case" in metafunc.fixturenames:
-        structured = [n for n in names if strategies.get(n).family in STRUCTURE_FAMILIES]
-        cases = [Case(s, None, q) for q, s in itertools.product(_query_sets(config), structured)]
-        metafunc.parametrize("cut_case", cases, ids=[c.id for c in cases])
+    @property
+    def group(self) -> str:
+        return f"{self.strategy}|{self.query_set}"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        spec = getattr(item, "callspec", None)
-        case = spec.params.get("retrieval_case") or spec.params.get("cut_case") if spec else None
-        if isinstance(case, Case):
-            item.add_marker(pytest.mark.xdist_group(f"{case.strategy}|{case.query_set}"))
-            item.add_marker(pytest.mark.corpus)
+# -- session state ----------------------------------------------------------------------------
+class ChunkevalError(Exception):
+    """The corpus or a query set cannot be had; the message says what to do."""
 
 
-# -- session state and fixtures -------------------------------------------------------------
 class State:
     """What one session (or one xdist worker) builds once: corpus, evaluation, baseline."""
 
-    def __init__(self, config: pytest.Config):
-        self.config = config
-        self._corpus = self._evaluation = self._baseline = None
+    def __init__(self, config: pytest.Config, cfg: chunkeval_config.Config,
+                 strategy_names: list[str], retriever_names: list[str]):
+        self.config, self.cfg = config, cfg
+        self.strategies, self.retrievers = strategy_names, retriever_names
+        self.items = cfg.configured and cfg.items
         self.update = config.getoption("update_baselines")
-        self.tolerance = Tolerance(
-            min_effect=float(_setting(config, "chunkeval_min_effect")),
-            confidence=float(_setting(config, "chunkeval_confidence")),
-            cut_ceiling=float(_setting(config, "chunkeval_cut_ceiling")))
+        self.tolerance = cfg.tolerance()
+        self._corpus = self._evaluation = self._baseline = None
+        self.problems_sent = False
 
     @property
     def corpus(self):
         if self._corpus is None:
             from .corpus import CorpusError, load_corpus
             try:
-                self._corpus = load_corpus(str(_setting(self.config, "chunkeval_corpus")))
+                self._corpus = load_corpus(self.cfg.corpus)
             except (CorpusError, InputError) as e:
-                pytest.fail(f"chunkeval: cannot load the corpus: {e}", pytrace=False)
+                raise ChunkevalError(f"chunkeval: cannot load the corpus {self.cfg.corpus}: "
+                                     f"{e}") from None
         return self._corpus
 
     @property
     def evaluation(self):
         if self._evaluation is None:
             from .evaluate import Evaluation
-            self._evaluation = Evaluation(self.corpus, query_specs=_query_sets(self.config))
+            try:
+                self._evaluation = Evaluation(self.corpus, self.cfg.settings(),
+                                              query_specs=self.cfg.query_sets or None)
+            except InputError as e:
+                raise ChunkevalError(f"chunkeval: {e}") from None
         return self._evaluation
+
+    def query_specs(self) -> list[str]:
+        """Configured query sets, else every builder that yields queries on the corpus (the
+        CLI's default too), which needs the corpus."""
+        return list(self.cfg.query_sets) or self.evaluation.query_specs
+
+    def query_set(self, spec: str):
+        try:
+            return self.evaluation.query_set(spec)
+        except InputError as e:
+            raise ChunkevalError(f"chunkeval: query set {e}") from None
+
+    def problems(self) -> list[str]:
+        found = [str(p) for p in self.corpus.problems]
+        for spec in self.query_specs():
+            found += [str(p) for p in self.query_set(spec).problems]
+        return found
+
+    def cases(self) -> tuple[list[Case], list[Case]]:
+        specs = self.query_specs()
+        retrieval = [Case(s, r, q) for q, s, r in
+                     itertools.product(specs, self.strategies, self.retrievers)]
+        structured = [s for s in self.strategies if strategies.get(s).keeps_structure]
+        cut = [Case(s, None, q) for q, s in itertools.product(specs, structured)]
+        return retrieval, cut
 
     @property
     def baseline_path(self) -> Path:
-        root = Path(self.config.rootpath) / str(_setting(self.config, "chunkeval_baselines"))
-        return root / f"{_safe(self.corpus.name)}.json"
+        return Path(self.cfg.baselines) / f"{_safe(self.corpus.name)}.json"
 
     @property
     def baseline(self) -> Baseline:
@@ -205,7 +195,7 @@ class State:
             try:
                 self._baseline = Baseline.load(self.baseline_path)
             except InputError as e:
-                pytest.fail(str(e), pytrace=False)
+                raise ChunkevalError(str(e)) from None
         return self._baseline
 
 
@@ -213,21 +203,138 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name) or "corpus"
 
 
+def _state(config: pytest.Config) -> State:
+    return config.stash[STATE]
+
+
+# -- explicit tests: fixtures and parametrisation -----------------------------------------------
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    wanted = {"strategy_name", "retrieval_case", "cut_case"} & set(metafunc.fixturenames)
+    if not wanted:
+        return
+    state = _state(metafunc.config)
+    if "strategy_name" in wanted:
+        metafunc.parametrize("strategy_name", state.strategies)
+    if wanted - {"strategy_name"}:
+        try:
+            retrieval, cut = state.cases()
+        except ChunkevalError as e:
+            raise pytest.UsageError(str(e)) from None
+        for name, cases in (("retrieval_case", retrieval), ("cut_case", cut)):
+            if name in wanted:
+                metafunc.parametrize(name, cases, ids=[c.id for c in cases])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        case = spec.params.get("retrieval_case") or spec.params.get("cut_case") if spec else None
+        if isinstance(case, Case):
+            item.add_marker(pytest.mark.xdist_group(case.group))
+            item.add_marker(pytest.mark.corpus)
+
+
 @pytest.fixture(scope="session")
 def chunkeval_state(request: pytest.FixtureRequest) -> State:
-    return State(request.config)
+    return _state(request.config)
 
 
 @pytest.fixture(scope="session")
 def corpus(chunkeval_state: State):
-    return chunkeval_state.corpus
+    return _or_fail(lambda: chunkeval_state.corpus)
 
 
 @pytest.fixture(scope="session")
 def evaluation(chunkeval_state: State):
-    return chunkeval_state.evaluation
+    return _or_fail(lambda: chunkeval_state.evaluation)
 
 
+def _or_fail(get):
+    try:
+        return get()
+    except ChunkevalError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture
+def chunkeval(chunkeval_state: State, request: pytest.FixtureRequest) -> "Checker":
+    return Checker(chunkeval_state, request.node)
+
+
+# -- the items chunkeval adds itself ------------------------------------------------------------
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    state = parent.config.stash.get(STATE, None)
+    if state is not None and state.items and file_path == state.cfg.root / "pyproject.toml":
+        return ChunkevalFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ChunkevalFile(pytest.File):
+    """The project's pyproject.toml, collected as the home of chunkeval's own items."""
+
+    def collect(self):
+        state = _state(self.config)
+        try:
+            retrieval, cut = state.cases()
+        except ChunkevalError as e:
+            raise self.CollectError(str(e)) from None
+        for case in retrieval:
+            yield CaseItem.from_parent(self, name=f"test_recall[{case.id}]", case=case,
+                                       check="check_retrieval")
+        for case in cut:
+            yield CaseItem.from_parent(self, name=f"test_cut_rate[{case.id}]", case=case,
+                                       check="check_cut_rate")
+        for name in state.strategies:
+            yield InvariantsItem.from_parent(self, name=f"test_invariants[{name}]", strategy=name)
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, check: str, **kw):
+        super().__init__(**kw)
+        self.case, self.check = case, check
+        self.add_marker(pytest.mark.xdist_group(case.group))
+        self.add_marker(pytest.mark.corpus)
+
+    def runtest(self) -> None:
+        getattr(Checker(_state(self.config), self), self.check)(self.case)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+class InvariantsItem(pytest.Item):
+    """The splitter's invariants on hypothesis-generated documents."""
+
+    def __init__(self, *, strategy: str, **kw):
+        super().__init__(**kw)
+        self.strategy = strategy
+
+    def runtest(self) -> None:
+        from hypothesis import given, settings
+
+        from .testing import assert_keeps_invariants, documents
+        strategy = strategies.get(self.strategy)
+
+        # The project's hypothesis profile decides how many examples; a splitter's speed on
+        # a shared CI machine must not fail it, so no deadline.
+        @settings(deadline=None)
+        @given(doc=documents())
+        def keeps_invariants(doc):
+            assert_keeps_invariants(strategy, doc)
+
+        keeps_invariants()
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, AssertionError):
+            notes = getattr(excinfo.value, "__notes__", [])
+            return "\n".join([str(excinfo.value), *notes])
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+# -- checks -------------------------------------------------------------------------------------
 class Checker:
     def __init__(self, state: State, node: pytest.Item):
         self.state, self.node = state, node
@@ -235,31 +342,50 @@ class Checker:
     def _emit(self, row: dict) -> None:
         self.node.user_properties.append((PROPERTY, json.dumps(row, ensure_ascii=False)))
 
+    def _emit_problems(self) -> None:
+        # Once per process: the controller of an xdist run only sees what reports carry.
+        if not self.state.problems_sent:
+            self.state.problems_sent = True
+            self.node.user_properties.append((PROBLEMS, json.dumps(self.state.problems())))
+
+    def _where(self) -> str:
+        c = self.state.corpus
+        return f"corpus {c.name!r} ({c.fingerprint})"
+
     def _comparable(self, query_set) -> Baseline:
         st = self.state
-        ev = st.evaluation
         from .evaluate import corpus_summary
         baseline = st.baseline
         if not baseline.exists:
             pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
                         "to record one from this run, then commit it", pytrace=False)
         try:
-            baseline.check_comparable(corpus_summary(st.corpus), ev.settings.to_json(),
+            baseline.check_comparable(corpus_summary(st.corpus), st.evaluation.settings.to_json(),
                                       query_set.name, query_set.fingerprint)
         except BaselineError as e:
             pytest.fail(str(e), pytrace=False)
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
+        try:
+            self._check_retrieval(case)
+        except ChunkevalError as e:
+            pytest.fail(str(e), pytrace=False)
+
+    def _check_retrieval(self, case: Case) -> None:
         st = self.state
         ev = st.evaluation
-        qs = ev.query_set(case.query_set)
+        qs = st.query_set(case.query_set)
+        self._emit_problems()
         result = ev.result(case.strategy, case.retriever, case.query_set)
+        from .evaluate import corpus_summary
+        corpus = corpus_summary(st.corpus)
         row = {"strategy": case.strategy, "retriever": case.retriever, "query_set": qs.name,
+               "corpus": {k: corpus[k] for k in ("name", "fingerprint")},
                "metrics": {m: v["value"] for m, v in result["metrics"].items()}}
         if st.update:
-            from .evaluate import corpus_summary
-            row["record"] = {"corpus": corpus_summary(st.corpus), "settings": ev.settings.to_json(),
+            row["record"] = {"path": str(st.baseline_path), "corpus": corpus,
+                             "settings": ev.settings.to_json(),
                              "query_sets": {qs.name: {"fingerprint": qs.fingerprint}},
                              "result": result_for_baseline(result)}
             self._emit(row)
@@ -280,32 +406,39 @@ class Checker:
         bad = [v for v in verdicts if v.status == "regressed"]
         if bad:
             lines = "\n  ".join(v.describe() for v in bad)
-            pytest.fail(f"{what} regressed:\n  {lines}", pytrace=False)
+            pytest.fail(f"{what} regressed on {self._where()}:\n  {lines}", pytrace=False)
 
     def check_cut_rate(self, case: Case) -> None:
+        try:
+            self._check_cut_rate(case)
+        except ChunkevalError as e:
+            pytest.fail(str(e), pytrace=False)
+
+    def _check_cut_rate(self, case: Case) -> None:
         st = self.state
-        ev = st.evaluation
-        qs = ev.query_set(case.query_set)
-        cut = ev.chunked(case.strategy, case.query_set).cut
+        qs = st.query_set(case.query_set)
+        self._emit_problems()
+        cut = st.evaluation.chunked(case.strategy, case.query_set).cut
         value = float(cut["value"])
         what = f"strategy {case.strategy!r} on query set {qs.name!r}"
         problems = []
         if value > st.tolerance.cut_ceiling:
-            problems.append(f"cut rate {value:.4f} is above the ceiling "
-                            f"{st.tolerance.cut_ceiling} ({cut['cut']} of {cut['blocks']} "
-                            "table/pre blocks cut)")
+            problems.append(f"cut rate {value * 100:.1f}% is above the ceiling "
+                            f"{st.tolerance.cut_ceiling * 100:.1f}% ({cut['cut']} of "
+                            f"{cut['blocks']} table/pre blocks cut)")
         if not st.update:
             baseline = self._comparable(qs)
             # The cut rate does not depend on the retriever: any recorded one holds it.
-            entry = next((e for r in RETRIEVERS
+            entry = next((e for r in baseline.retrievers(case.strategy, qs.name)
                           if (e := baseline.entry(case.strategy, r, qs.name)) is not None), None)
             if entry is None:
                 pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
                             "--update-baselines`", pytrace=False)
             if value > entry["cut_rate"] + st.tolerance.cut_slack:
-                problems.append(f"cut rate {value:.4f} rose from baseline {entry['cut_rate']:.4f}")
+                problems.append(f"cut rate {value * 100:.1f}% rose from baseline "
+                                f"{entry['cut_rate'] * 100:.1f}%")
         if problems:
-            pytest.fail(f"{what}: " + "; ".join(problems), pytrace=False)
+            pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems), pytrace=False)
 
 
 def result_for_baseline(result: dict) -> dict:
@@ -315,42 +448,39 @@ def result_for_baseline(result: dict) -> dict:
                       for q in result["per_query"]]}
 
 
-@pytest.fixture
-def chunkeval(chunkeval_state: State, request: pytest.FixtureRequest) -> Checker:
-    return Checker(chunkeval_state, request.node)
-
-
 # -- the controller's side: collect rows, write baselines, print the summary --------------------
 class Summary:
-    def __init__(self, config: pytest.Config):
-        self.config = config
+    def __init__(self, config: pytest.Config, state: State):
+        self.config, self.state = config, state
         self.rows: list[dict] = []
+        self.problems: list[str] = []
         self.written: str | None = None
         self.stale: list[str] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
-            return
         for name, value in report.user_properties:
-            if name == PROPERTY:
+            if name == PROPERTY and report.when == "call":
                 self.rows.append(json.loads(value))
+            elif name == PROBLEMS and report.when == "call":
+                self.problems += [p for p in json.loads(value) if p not in self.problems]
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.getoption("update_baselines"):
             self._write_baselines()
-        path = _setting(self.config, "chunkeval_json")
+        if self.problems and self.state.cfg.strict and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        path = self.state.cfg.json
         if path:
-            atomic_write(path, json.dumps({"rows": self.rows}, ensure_ascii=False, indent=1))
+            atomic_write(path, json.dumps({"rows": self.rows, "problems": self.problems},
+                                          ensure_ascii=False, indent=1))
 
     def _write_baselines(self) -> None:
         records = [r["record"] for r in self.rows if "record" in r]
         if not records:
             return
-        name = _safe(records[0]["corpus"]["name"])
-        root = Path(self.config.rootpath) / str(_setting(self.config, "chunkeval_baselines"))
-        path = root / f"{name}.json"
+        path = Path(records[0]["path"])
         try:
             baseline = Baseline.load(path)
         except InputError:
@@ -364,9 +494,17 @@ class Summary:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
-        if not self.rows and not self.written:
+        if not self.rows and not self.written and not self.problems:
             return
         tr.section("chunkeval")
+        corpora = {(r["corpus"]["name"], r["corpus"]["fingerprint"]) for r in self.rows}
+        for name, fingerprint in sorted(corpora):
+            tr.write_line(f"corpus {name} (fingerprint {fingerprint})")
+        for p in self.problems:
+            tr.write_line(f"problem: {p}")
+        if self.problems and self.state.cfg.strict:
+            tr.write_line(f"{len(self.problems)} problem(s) in the input and strict mode: "
+                          "the session fails")
         table = [r for r in self.rows if "verdicts" in r]
         if table:
             tr.write_line(format_summary(table))
@@ -376,13 +514,17 @@ class Summary:
                 tr.write_line("baseline entries for strategies not registered in this run "
                               f"(kept; remove them by hand if the strategy is gone): "
                               f"{', '.join(self.stale)}")
-        improved = [(r, v) for r in table for v in r["verdicts"] if v["status"] == "improved"]
+        regressed = {r["strategy"] for r in table
+                     if any(v["status"] == "regressed" for v in r["verdicts"])}
+        improved = [(r, v) for r in table if r["strategy"] not in regressed
+                    for v in r["verdicts"] if v["status"] == "improved"]
         if improved:
             tr.write_line(f"{len(improved)} metric(s) improved beyond the noise bounds; consider "
                           "`pytest --update-baselines` to raise the bar:")
             for r, v in improved:
                 tr.write_line(f"  {r['strategy']} {r['retriever']} {r['query_set']} "
-                              f"{v['metric']} {v['baseline']:.4f} -> {v['value']:.4f}")
+                              f"{v['metric']} {v['baseline'] * 100:.1f} -> "
+                              f"{v['value'] * 100:.1f}")
 
 
 def format_summary(rows: list[dict]) -> str:

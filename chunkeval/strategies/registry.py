@@ -21,13 +21,16 @@ class Strategy:
     params: dict[str, Any] = field(default_factory=dict)
     # True when every chunk is a slice of the source: doc.text[start:end] == chunk.text.
     slices: bool = True
+    # True when the strategy promises to keep tables and code blocks whole: it then gets a
+    # cut-rate test and the table-row invariant.
+    keeps_structure: bool = False
 
     def __call__(self, doc: Document) -> list[Chunk]:
         return self.split(doc)
 
     def describe(self) -> dict:
         return {"name": self.name, "family": self.family, "params": dict(self.params),
-                "slices": self.slices}
+                "slices": self.slices, "keeps_structure": self.keeps_structure}
 
 
 _REGISTRY: dict[str, Strategy] = {}
@@ -77,33 +80,37 @@ def load_splitter(spec: str) -> list[Strategy]:
 
     The attribute may be a Strategy, an iterable of Strategies, or a plain callable
     `f(Document) -> list[Chunk]`; a plain callable is named after the attribute, takes
-    its family from `f.family` (default "external") and its slice promise from
-    `f.slices` (default True). Re-loading the same spec is harmless.
+    its family from `f.family` (default "external"), its slice promise from `f.slices`
+    (default True) and its structure promise from `f.keeps_structure` (default: whether the
+    family is "structure" or "prefix"). Re-loading the same spec is harmless.
     """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise SplitterError(f"--splitter {spec!r}: expected 'module:attribute'")
+        raise SplitterError(f"{spec!r}: expected 'module:attribute'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
-        raise SplitterError(f"--splitter {spec!r}: cannot import {module_name!r} ({e})") from None
+        raise SplitterError(f"{spec!r}: cannot import {module_name!r} ({e})") from None
     obj: Any = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise SplitterError(f"--splitter {spec!r}: {module_name!r} has no attribute {attr!r}") from None
+            raise SplitterError(f"{spec!r}: {module_name!r} has no attribute {attr!r}") from None
     if isinstance(obj, Strategy):
         found = [obj]
     elif callable(obj):
+        family = getattr(obj, "family", "external")
         found = [Strategy(name=getattr(obj, "strategy_name", attr.rsplit(".", 1)[-1]),
-                          family=getattr(obj, "family", "external"), split=obj,
+                          family=family, split=obj,
                           params=dict(getattr(obj, "params", {}) or {}),
-                          slices=bool(getattr(obj, "slices", True)))]
+                          slices=bool(getattr(obj, "slices", True)),
+                          keeps_structure=bool(getattr(obj, "keeps_structure",
+                                                       family in ("structure", "prefix"))))]
     elif isinstance(obj, Iterable) and all(isinstance(s, Strategy) for s in obj):
         found = list(obj)
     else:
-        raise SplitterError(f"--splitter {spec!r}: not a Strategy, a list of them, or a callable")
+        raise SplitterError(f"{spec!r}: not a Strategy, a list of them, or a callable")
     _ensure_defaults()
     for s in found:
         register(s, replace=True)

@@ -147,6 +147,7 @@ def structure(size: int, prefix: bool = False) -> Strategy:
     if prefix:
         return Strategy(f"structure-{size}+prefix", "prefix",
                         lambda doc: with_prefix(doc, structure_chunks(doc, size)),
-                        {"size": size, "cut": CUT_LEVEL, "prefix": True}, slices=False)
+                        {"size": size, "cut": CUT_LEVEL, "prefix": True}, slices=False,
+                        keeps_structure=True)
     return Strategy(f"structure-{size}", "structure", lambda doc: structure_chunks(doc, size),
-                    {"size": size, "cut": CUT_LEVEL}, slices=False)
+                    {"size": size, "cut": CUT_LEVEL}, slices=False, keeps_structure=True)
