@@ -250,10 +250,13 @@ def evaluation(chunkeval_state: State):
 
 
 def _or_fail(get):
+    """get(), or a test failure saying why (raised outside the except block, so that the
+    message is not printed a second time as the context of the failure)."""
     try:
         return get()
     except ChunkevalError as e:
-        pytest.fail(str(e), pytrace=False)
+        message = str(e)
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
@@ -367,10 +370,7 @@ class Checker:
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
-        try:
-            self._check_retrieval(case)
-        except ChunkevalError as e:
-            pytest.fail(str(e), pytrace=False)
+        _or_fail(lambda: self._check_retrieval(case))
 
     def _check_retrieval(self, case: Case) -> None:
         st = self.state
@@ -409,10 +409,7 @@ class Checker:
             pytest.fail(f"{what} regressed on {self._where()}:\n  {lines}", pytrace=False)
 
     def check_cut_rate(self, case: Case) -> None:
-        try:
-            self._check_cut_rate(case)
-        except ChunkevalError as e:
-            pytest.fail(str(e), pytrace=False)
+        _or_fail(lambda: self._check_cut_rate(case))
 
     def _check_cut_rate(self, case: Case) -> None:
         st = self.state

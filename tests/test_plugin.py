@@ -9,10 +9,8 @@ because its hypothesis profile is global too.
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import random
 import re
 import sys
 from pathlib import Path
@@ -37,49 +35,7 @@ METRIC_STRATEGIES = "mywin,fixed-400,structure-400"
 
 # -- the throwaway project ---------------------------------------------------------------
 
-ADJ = ("amber basalt cobalt dusky ember frosty granite hazel indigo jade khaki lunar maroon "
-       "nickel ochre pewter quartz russet sable teal umber velvet willow xenon").split()
-NOUN = ("anchor beacon canal delta engine falcon glacier harbor island jetty kettle lantern "
-        "meadow nectar orchard pylon quarry rudder signal tunnel").split()
-FILLER = ("the a of and to in for with on by from at is was are be this that it as or system "
-          "value file list page data mode step rule path user note part item form").split()
-
-
-def _sentence(rng: random.Random, keys: list[str], n: int = 12) -> str:
-    words = [rng.choice(FILLER) for _ in range(n)]
-    for k in keys:
-        words.insert(rng.randrange(len(words) + 1), k)
-    return " ".join(words).capitalize() + "."
-
-
-def corpus_pages(n_docs: int = 40, seed: int = 7) -> dict[str, str]:
-    """Pages of three sections each, titled by a unique word pair the section's prose repeats,
-    so every title is a section-titles query (120 in all) a retriever can answer."""
-    rng = random.Random(seed)
-    pairs = [(a, b) for a in ADJ for b in NOUN]
-    rng.shuffle(pairs)
-    pages = {}
-    for d in range(n_docs):
-        body = [f"<h1>Manual page {d}</h1>", f"<p>{_sentence(rng, [], 10)}</p>"]
-        for s in range(3):
-            a, b = pairs[d * 3 + s]
-            tag = "h3" if s == 2 else "h2"
-            body.append(f"<{tag}>{a.capitalize()} {b}</{tag}>")
-            for _ in range(2):
-                body.append("<p>" + " ".join(_sentence(rng, [a, b]) for _ in range(3)) + "</p>")
-            if s == 0:
-                rows = "".join(f"<tr><td>{a}-{r}</td><td>"
-                               f"{' '.join(rng.choice(FILLER) for _ in range(8))}</td></tr>"
-                               for r in range(6))
-                body.append(f"<table><tr><th>key</th><th>meaning</th></tr>{rows}</table>")
-            if s == 1:
-                code = "\n".join(f"{b}_{i} = {rng.randrange(1000)}  # {rng.choice(FILLER)}"
-                                 for i in range(5))
-                body.append(f"<pre>{html.escape(code)}</pre>")
-        pages[f"page{d:02d}.html"] = (
-            f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Manual page {d}</title>"
-            "</head><body>\n" + "\n".join(body) + "\n</body></html>\n")
-    return pages
+from pages import corpus_pages  # noqa: E402
 
 
 MYMOD = '''\
@@ -245,10 +201,11 @@ def test_worse_implementation_under_the_same_name_fails_and_xdist_agrees(project
     outcomes = plain.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["passed"] == 3, outcomes
     plain.stdout.fnmatch_lines([
-        "*strategy 'mywin', retriever 'bm25', query set 'section-titles' regressed:*",
+        f"*strategy 'mywin', retriever 'bm25', query set 'section-titles' regressed on corpus "
+        f"'{CORPUS}' (*):*",
         f"FAILED {METRIC_TESTS}::test_recall[[]mywin-bm25-section-titles[]]*",
     ])
-    assert re.search(r"^\s+recall_at_k: [0-9.]+ vs baseline [0-9.]+ .*-> regressed$", out, re.M)
+    assert re.search(r"^\s+recall_at_k: [0-9.]+% vs baseline [0-9.]+% \(diff -[0-9.]+ points, .*-> regressed$", out, re.M)
     # the summary: once, one row a case, the regressed metric named
     assert summary_sections(plain) == 1
     assert re.search(r"^mywin\s+bm25\s+section-titles .* regressed \(recall_at_k\)$", out, re.M)
@@ -296,8 +253,8 @@ def test_cut_rate_refuses_a_row_cutter_and_reads_the_entry_of_any_retriever(proj
     result = run(project, "--update-baselines", *lsa, only="structure-400,cut_rows")
     assert result.ret == 1  # the ceiling holds even while recording
     result.stdout.fnmatch_lines([
-        "*strategy 'cut_rows' on query set 'section-titles': cut rate * is above the ceiling "
-        "0.25 (* of * table/pre blocks cut)*"])
+        "*strategy 'cut_rows' on query set 'section-titles' on corpus *: cut rate *% is above "
+        "the ceiling 25.0% (* of * table/pre blocks cut)*"])
     assert result.parseoutcomes()["failed"] == 1
     # recorded with lsa alone: the cut-rate test must not look for a bm25 entry
     result = run(project, *lsa, only="structure-400")
