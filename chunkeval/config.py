@@ -38,6 +38,7 @@ class Setting:
     help: str
     cli: str | None = None  # the chunkeval command's own option, where it has one
     adds: bool = False  # values from every place are joined, not overridden
+    flag: bool = True  # has a pytest option; False: ini and [tool.chunkeval] only
 
     @property
     def pytest_option(self) -> str:
@@ -84,7 +85,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("json", "path", None, "also write the pytest summary as JSON here"),
     Setting("items", "bool", True,
             "with a [tool.chunkeval] section, add chunkeval's own test items to the pytest run "
-            "(false: only the tests you write with the fixtures)"),
+            "(false: only the tests you write with the fixtures)", flag=False),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 

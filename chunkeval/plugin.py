@@ -50,10 +50,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for s in SETTINGS:
         listed = s.kind in ("list", "paths")
         help = s.help + (" (comma-separated)" if listed else "")
-        if s.kind == "bool":
+        if s.flag and s.kind == "bool":
             group.addoption(s.pytest_option, dest=_dest(s.name), action="store_const",
                             const=True, default=None, help=help)
-        else:
+        elif s.flag:
             group.addoption(s.pytest_option, dest=_dest(s.name), default=None,
                             metavar=s.name.upper(), help=help)
         parser.addini(s.ini, type="args" if listed else "string", default=None, help=s.help)
@@ -70,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def load_config(config: pytest.Config) -> chunkeval_config.Config:
-    given = {s.name: config.getoption(_dest(s.name)) for s in SETTINGS}
+    given = {s.name: config.getoption(_dest(s.name)) for s in SETTINGS if s.flag}
     given["splitters"] = [*(given["splitters"] or "").split(","), *config.getoption("splitter")]
     pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" \
         else config.rootpath / "pyproject.toml"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import atomic_write
+from .config import BUILTIN_CORPORA
 from .findings import Finding, findings, paired_difference, per_query, query_set_names
 
 RETRIEVER_ORDER = ("bm25", "lsa", "hybrid")
@@ -95,6 +96,13 @@ class _Doc:
             if (row := self.row(qs, strategy, r)) is not None:
                 return row
         return {}
+
+    @property
+    def seed_query_sets(self) -> list[str]:
+        """The seed's findings are claims about its own corpus: checked on the built-in one
+        only, never in reports on a user's corpus."""
+        name = (self.raw.get("corpus") or {}).get("name")
+        return self.query_sets if name in BUILTIN_CORPORA else []
 
     def findings(self, qs: str) -> list[Finding]:
         if ("findings", qs) not in self.memo:
@@ -335,7 +343,7 @@ def render_markdown(results: dict | _Doc) -> str:
     out += ["## How to read this", ""]
     for para in _reading_note(doc):
         out += [para, ""]
-    for qs in doc.query_sets:
+    for qs in doc.seed_query_sets:
         out += [f"## Findings of the seed, checked on {_md(qs)}", ""]
         out += _finding_lines(doc.findings(qs)) + [""]
     for qs in doc.query_sets:
@@ -768,7 +776,7 @@ def render_html(results: dict | _Doc) -> str:
              '<ul class="facts">' + "".join(f"<li>{_e(f)}</li>" for f in _header_facts(doc))
              + "</ul>", "<h2>How to read this</h2>"]
     parts += [f"<p>{_e(p).replace('`', '')}</p>" for p in _reading_note(doc)]
-    for qs in doc.query_sets:
+    for qs in doc.seed_query_sets:
         parts += [f"<h2>Findings of the seed, checked on {_e(qs)}</h2>",
                   _html_findings(doc.findings(qs))]
     for qs in doc.query_sets:

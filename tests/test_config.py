@@ -189,3 +189,10 @@ def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
     advice = tr.lines[tr.lines.index(next(x for x in tr.lines if "consider" in x)):]
     assert advice[1:] == ["  better bm25 q recall_at_k 50.0 -> 60.0"]
     assert "corpus c (fingerprint f)" in tr.lines
+
+
+def test_every_setting_is_documented_in_the_readme():
+    from pathlib import Path
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    missing = [s.name for s in config.SETTINGS if f"| `{s.name}` |" not in readme]
+    assert missing == []

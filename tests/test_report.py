@@ -223,3 +223,11 @@ def test_budget_line_points_follow_the_values():
     svg = report.plot_budget_curves(doc, "faq-headings")
     # Six strategies with curves in three retriever panels: one polyline each.
     assert svg.count("<polyline") == 6 * 3
+
+
+def test_the_seeds_findings_appear_only_on_the_built_in_corpus():
+    doc = make_results()
+    assert "Findings of the seed" in report.render_markdown(doc)
+    doc["corpus"]["name"] = "docs"  # a team's own corpus
+    assert "Findings of the seed" not in report.render_markdown(doc)
+    assert "Findings of the seed" not in report.render_html(doc)
