@@ -180,9 +180,6 @@ class Config:
         return Tolerance(min_effect=self.min_effect, confidence=self.confidence,
                          cut_ceiling=self.cut_ceiling)
 
-    def describe(self) -> dict:
-        return {"root": str(self.root), **{k: v for k, v in self.values.items()}}
-
 
 def _known(chosen: list[str], known: list[str], where: str, what: str) -> list[str]:
     unknown = [c for c in chosen if c not in known]
