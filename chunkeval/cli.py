@@ -148,11 +148,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _config(args) -> config.Config:
     """The project's settings with this command's options over them; registers splitters."""
-    given = {"corpus": getattr(args, "corpus", None), "query_sets": getattr(args, "queries", None),
-             "splitters": getattr(args, "splitter", None),
-             "strategies": getattr(args, "strategies", None),
-             "retrievers": getattr(args, "retrievers", None),
-             **{k: getattr(args, k, None) for k in ("k", "budget", "max_queries", "strict")}}
+    given = {s.name: getattr(args, s.cli.lstrip("-").replace("-", "_"), None)
+             for s in config.SETTINGS if s.cli}
     cfg = config.load(command_line=given)
     cfg.register_splitters()
     return cfg
