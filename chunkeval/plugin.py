@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,6 +138,7 @@ class State:
         self.tolerance = cfg.tolerance()
         self._corpus = self._evaluation = self._baseline = None
         self.problems_sent = False
+        self.pending: Counter[str] = Counter()  # group -> tests still to run here
 
     @property
     def corpus(self):
@@ -225,13 +227,39 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 metafunc.parametrize(name, cases, ids=[c.id for c in cases])
 
 
+def _case(item: pytest.Item) -> Case | None:
+    if isinstance(item, CaseItem):
+        return item.case
+    spec = getattr(item, "callspec", None)
+    case = spec.params.get("retrieval_case") or spec.params.get("cut_case") if spec else None
+    return case if isinstance(case, Case) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        spec = getattr(item, "callspec", None)
-        case = spec.params.get("retrieval_case") or spec.params.get("cut_case") if spec else None
-        if isinstance(case, Case):
+        case = _case(item)
+        if case is not None and not isinstance(item, CaseItem):
             item.add_marker(pytest.mark.xdist_group(case.group))
             item.add_marker(pytest.mark.corpus)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # How many tests use each strategy's chunks and indexes on each query set: once they have
+    # all run here, those are released, so memory does not grow with the number of
+    # strategies. (Under xdist a group's tests all go to one worker.)
+    state = session.config.stash.get(STATE, None)
+    if state is not None:
+        state.pending = Counter(c.group for item in session.items if (c := _case(item)))
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    state = item.config.stash.get(STATE, None)
+    case = _case(item)
+    if state is None or case is None or case.group not in state.pending:
+        return
+    state.pending[case.group] -= 1
+    if state.pending[case.group] == 0 and state._evaluation is not None:
+        state._evaluation.release(case.strategy, case.query_set)
 
 
 @pytest.fixture(scope="session")
