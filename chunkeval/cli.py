@@ -13,9 +13,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import __version__, strategies
+from . import __version__, retrieval, strategies
 from .cache import atomic_write
-from .config import configured_splitters
+from .config import configured_retrievers, configured_splitters
 from .corpus import CorpusError
 from .model import InputError, Problem
 
@@ -25,8 +25,11 @@ EPILOG = """examples:
   chunkeval run --out chunkeval-results   the whole matrix: table + results.json + reports
   chunkeval compare structure-400 fixed-400 --retriever bm25
   chunkeval strategies --splitter mymod:split --json
+  chunkeval run --retriever mymod:embed --retrievers embed,bm25
 Outside splitters: --splitter MODULE:ATTR (repeatable) or [tool.chunkeval] splitters = [...]
-in pyproject.toml. The cache lives in $CHUNKEVAL_CACHE (default: $XDG_CACHE_HOME/chunkeval).
+in pyproject.toml; outside retrievers likewise with --retriever and `retrievers`. The cache
+(parsed corpora, embeddings) lives in $CHUNKEVAL_CACHE (default: $XDG_CACHE_HOME/chunkeval);
+`chunkeval cache clear` empties the embedding cache.
 """
 
 
@@ -37,7 +40,8 @@ class UsageError(Exception):
 def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
     p.add_argument("--corpus", default="debian-ja", metavar="NAME|DIR",
                    help="'debian-ja' (default: Debian's Japanese documentation, fetched and "
-                        "cached) or a directory of HTML files")
+                        "cached), 'debian-en' (the same manuals in English) or a directory "
+                        "of HTML files")
     if queries:
         p.add_argument("--queries", action="append", metavar="NAME|FILE",
                        help="query set: faq-headings, faq-qa, section-titles or a JSONL file "
@@ -62,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     corpus = sub.add_parser("corpus", help="fetch or inspect a corpus")
     csub = corpus.add_subparsers(dest="corpus_command", required=True, metavar="ACTION")
     fetch = csub.add_parser("fetch", help="download and verify the default corpus's packages")
+    fetch.add_argument("--corpus", default="debian-ja", choices=["debian-ja", "debian-en"],
+                       help="which built-in corpus (default debian-ja)")
     fetch.add_argument("--apt-update", action="store_true",
                        help="if apt cannot find the packages, run `apt-get update` and try "
                             "again (a fresh machine's package lists may be empty)")
@@ -80,7 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
                                      "a results table, results.json and the reports")
     _corpus_args(run)
     run.add_argument("--strategies", metavar="NAMES", help="comma-separated subset of strategies")
-    run.add_argument("--retrievers", metavar="NAMES", help="comma-separated: bm25,lsa,hybrid")
+    run.add_argument("--retrievers", metavar="NAMES",
+                     help="comma-separated: bm25,lsa,hybrid,use,hybrid-use or registered ones "
+                          "(default: all installed; use and hybrid-use on three reference "
+                          "strategies only)")
+    run.add_argument("--retriever", action="append", default=[], metavar="MODULE:ATTR",
+                     help="register an outside retriever (repeatable): an embedding function "
+                          "texts -> array [n, d], or a Retriever")
+    run.add_argument("--analyzer", default="auto", metavar="NAME",
+                     help="BM25/LSA terms: auto (default: from the corpus's language), char2, "
+                          "word or word+stem")
     run.add_argument("--out", default="chunkeval-results", metavar="DIR",
                      help="where results.json, report.md and report.html go "
                           "(default: chunkeval-results)")
@@ -96,7 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("b", help="strategy B")
     cmp_.add_argument("--results", metavar="results.json",
                       help="take both from an earlier run instead of computing them")
-    cmp_.add_argument("--retriever", default="bm25", help="bm25 (default), lsa or hybrid")
+    cmp_.add_argument("--retriever", default="bm25", metavar="NAME|MODULE:ATTR",
+                      help="bm25 (default), lsa, hybrid, use, hybrid-use, or an outside "
+                           "retriever (registered first)")
+    cmp_.add_argument("--analyzer", default="auto", metavar="NAME",
+                      help="BM25/LSA terms: auto (default), char2, word or word+stem")
+
+    cache = sub.add_parser("cache", help="the embedding cache: its size, or clear it")
+    cache.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
     cmp_.add_argument("--query-set", metavar="NAME", help="default: the first query set")
     _corpus_args(cmp_)
     return parser
@@ -107,8 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for spec in dict.fromkeys([*configured_splitters(), *getattr(args, "splitter", [])]):
             strategies.load_splitter(spec)
+        outside = list(getattr(args, "retriever", [])) if args.command == "run" else []
+        if args.command == "compare" and ":" in args.retriever:
+            args.retriever = retrieval.load_retriever(args.retriever)[0].name
+        for spec in dict.fromkeys([*configured_retrievers(), *outside]):
+            retrieval.load_retriever(spec)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
-                   "compare": _compare}[args.command]
+                   "compare": _compare, "cache": _cache}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -117,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
-    except (UsageError, CorpusError, InputError, strategies.SplitterError, KeyError,
-            ValueError) as e:
+    except (UsageError, CorpusError, InputError, strategies.SplitterError,
+            retrieval.RetrieverError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
@@ -127,9 +154,9 @@ def main(argv: list[str] | None = None) -> int:
 # -- corpus --------------------------------------------------------------------------------------
 def _corpus_command(args) -> int:
     if args.corpus_command == "fetch":
-        from .corpus import fetch_debian_ja
+        from .corpus import fetch_builtin
         try:
-            paths = fetch_debian_ja(progress=None)
+            paths = fetch_builtin(args.corpus, progress=None)
         except CorpusError as e:
             if not args.apt_update:
                 raise
@@ -137,7 +164,7 @@ def _corpus_command(args) -> int:
             print(f"chunkeval: {e}\nchunkeval: running `apt-get update` and trying again",
                   file=sys.stderr)
             _apt_update()
-            paths = fetch_debian_ja(progress=None)
+            paths = fetch_builtin(args.corpus, progress=None)
         for p in paths:
             print(p)
         return 0
@@ -161,7 +188,8 @@ def _load(args):
     from .evaluate import Evaluation, Settings
     corpus = load_corpus(args.corpus)
     settings = Settings(max_queries=getattr(args, "max_queries", 800),
-                        **{k: getattr(args, k) for k in ("k", "budget") if hasattr(args, k)})
+                        **{k: getattr(args, k) for k in ("k", "budget", "analyzer")
+                           if hasattr(args, k)})
     evaluation = Evaluation(corpus, settings, args.queries)
     return corpus, evaluation
 
@@ -245,9 +273,8 @@ def _split_names(value: str | None, known: list[str], what: str) -> list[str] | 
 
 def _run(args) -> int:
     from . import report
-    from .retrieval import RETRIEVERS
     names = _split_names(args.strategies, strategies.names(), "strategy")
-    rets = _split_names(args.retrievers, list(RETRIEVERS), "retriever")
+    rets = _split_names(args.retrievers, retrieval.names(all=True), "retriever")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
@@ -256,8 +283,24 @@ def _run(args) -> int:
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)
     print(report.format_table(results))
-    print(f"\nwrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
+    emb = results["embeddings"]
+    print(f"\nanalyzer {results['analyzer']}; embeddings: {emb['embedded']} texts embedded, "
+          f"{emb['cached']} from the cache")
+    print(f"wrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
     return _report_problems(_problems(corpus, evaluation), args.strict)
+
+
+# -- cache ---------------------------------------------------------------------------------------
+def _cache(args) -> int:
+    from . import embeddings
+    if args.cache_command == "clear":
+        freed = embeddings.clear()
+        print(f"cleared the embedding cache {embeddings.root()} ({freed / 2**20:.1f} MB)")
+        return 0
+    files, size = embeddings.usage()
+    print(f"embedding cache {embeddings.root()}: {files} shard files, {size / 2**20:.1f} MB "
+          f"(limit {embeddings.limit_bytes() / 2**20:.0f} MB, ${embeddings.LIMIT_VAR})")
+    return 0
 
 
 # -- compare -------------------------------------------------------------------------------------

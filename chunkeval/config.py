@@ -35,3 +35,10 @@ def configured_splitters(start: Path | None = None) -> list[str]:
     if isinstance(value, str):
         value = [value]
     return [str(v) for v in value]
+
+
+def configured_retrievers(start: Path | None = None) -> list[str]:
+    value = project_settings(start).get("retrievers", [])
+    if isinstance(value, str):
+        value = [value]
+    return [str(v) for v in value]

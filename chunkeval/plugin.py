@@ -23,12 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from . import strategies
-from .baselines import Baseline, BaselineError, Tolerance, compare
+from . import retrieval, strategies
+from .baselines import Baseline, BaselineError, Tolerance, check_same_retriever, compare
 from .cache import atomic_write
-from .config import configured_splitters
+from .config import configured_retrievers, configured_splitters
 from .model import InputError
-from .retrieval import RETRIEVERS
 
 PROPERTY = "chunkeval"
 STRUCTURE_FAMILIES = ("structure", "prefix")
@@ -48,6 +47,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "and the chunkeval_splitters ini setting.")
     parser.addini("chunkeval_splitters", type="linelist", default=[],
                   help="splitters to register, one MODULE:ATTR a line")
+    group.addoption("--retriever", action="append", default=[], metavar="MODULE:ATTR",
+                    help="register an outside retriever (repeatable): an embedding function "
+                         "or a Retriever. Also [tool.chunkeval] retrievers in pyproject.toml "
+                         "and the chunkeval_retrievers_extra ini setting.")
+    parser.addini("chunkeval_retrievers_extra", type="linelist", default=[],
+                  help="retrievers to register, one MODULE:ATTR a line")
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="record this run's metrics as the new baselines (written atomically "
                          "at the end of the session) instead of comparing against them")
@@ -61,7 +66,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
            help="only these strategies (comma-separated), in metric and invariant tests; "
                 "default: all")
     option("chunkeval-retrievers", ini_type="args", default=[], metavar="NAMES",
-           help="only these retrievers (comma-separated: bm25,lsa,hybrid); default: all")
+           help="only these retrievers (comma-separated: bm25,lsa,hybrid,use,hybrid-use or "
+                "registered ones); default: all that are installed, use and hybrid-use on "
+                "the reference strategies only")
+    option("chunkeval-analyzer", default="auto", metavar="NAME",
+           help="BM25/LSA terms: auto (default: from the corpus's language), char2, word or "
+                "word+stem")
     option("chunkeval-baselines", default="baselines", metavar="DIR",
            help="directory of baseline files, relative to the rootdir (default: baselines)")
     option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here")
@@ -86,7 +96,11 @@ def pytest_configure(config: pytest.Config) -> None:
                  *config.getoption("splitter")]
         for spec in dict.fromkeys(specs):
             strategies.load_splitter(spec)
-    except (strategies.SplitterError, InputError) as e:
+        specs = [*configured_retrievers(config.rootpath),
+                 *config.getini("chunkeval_retrievers_extra"), *config.getoption("retriever")]
+        for spec in dict.fromkeys(specs):
+            retrieval.load_retriever(spec)
+    except (strategies.SplitterError, retrieval.RetrieverError, InputError) as e:
         raise pytest.UsageError(str(e)) from None
     for name in ("chunkeval_min_effect", "chunkeval_confidence", "chunkeval_cut_ceiling"):
         try:
@@ -124,7 +138,8 @@ def _query_sets(config: pytest.Config) -> list[str]:
     if configured:
         return configured
     corpus = str(_setting(config, "chunkeval_corpus"))
-    return ["faq-headings", "section-titles"] if corpus == "debian-ja" else ["section-titles"]
+    from .corpus import BUILTIN_CORPORA
+    return ["faq-headings", "section-titles"] if corpus in BUILTIN_CORPORA else ["section-titles"]
 
 
 @dataclass(frozen=True)
@@ -145,9 +160,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "strategy_name" in metafunc.fixturenames:
         metafunc.parametrize("strategy_name", names)
     if "retrieval_case" in metafunc.fixturenames:
-        rets = _selected(config, "chunkeval_retrievers", list(RETRIEVERS))
-        cases = [Case(s, r, q) for q, s, r in
-                 itertools.product(_query_sets(config), names, rets)]
+        from .evaluate import default_retrievers
+        chosen = _selected(config, "chunkeval_retrievers", retrieval.names()) \
+            if _listed(config, "chunkeval_retrievers") else None
+        cases = [Case(s, r, q) for q, s in itertools.product(_query_sets(config), names)
+                 for r in (chosen or default_retrievers(s))]
         metafunc.parametrize("retrieval_case", cases, ids=[c.id for c in cases])
     if "cut_case" in metafunc.fixturenames:
         structured = [n for n in names if strategies.get(n).family in STRUCTURE_FAMILIES]
@@ -190,8 +207,14 @@ class State:
     @property
     def evaluation(self):
         if self._evaluation is None:
-            from .evaluate import Evaluation
-            self._evaluation = Evaluation(self.corpus, query_specs=_query_sets(self.config))
+            from .evaluate import Evaluation, Settings
+            settings = Settings(analyzer=str(_setting(self.config, "chunkeval_analyzer")))
+            try:
+                self._evaluation = Evaluation(self.corpus, settings,
+                                              query_specs=_query_sets(self.config))
+                self._evaluation.analyzer  # a bad name fails here, once
+            except ValueError as e:
+                pytest.fail(f"chunkeval: {e}", pytrace=False)
         return self._evaluation
 
     @property
@@ -271,6 +294,10 @@ class Checker:
             pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
                         "--update-baselines` to record it, then commit the file", pytrace=False)
         try:
+            check_same_retriever(result, entry, str(baseline.path))
+        except BaselineError as e:
+            pytest.fail(f"{what}: {e}", pytrace=False)
+        try:
             verdicts = compare(result, entry, ev.settings.complete_at, st.tolerance)
         except (KeyError, ValueError) as e:
             pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
@@ -297,7 +324,7 @@ class Checker:
         if not st.update:
             baseline = self._comparable(qs)
             # The cut rate does not depend on the retriever: any recorded one holds it.
-            entry = next((e for r in RETRIEVERS
+            entry = next((e for r in retrieval.names(all=True)
                           if (e := baseline.entry(case.strategy, r, qs.name)) is not None), None)
             if entry is None:
                 pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
@@ -310,7 +337,9 @@ class Checker:
 
 def result_for_baseline(result: dict) -> dict:
     """Only what a baseline keeps: spans and texts stay out of the report stream."""
-    return {k: result[k] for k in ("strategy", "retriever", "query_set", "metrics", "chunks")} | {
+    keep = ("strategy", "retriever", "query_set", "metrics", "chunks", "retriever_version",
+            "analyzer")
+    return {k: result[k] for k in keep if k in result} | {
         "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
                       for q in result["per_query"]]}
 

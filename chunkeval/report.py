@@ -18,7 +18,7 @@ from pathlib import Path
 from .cache import atomic_write
 from .findings import Finding, findings, paired_difference, per_query, query_set_names
 
-RETRIEVER_ORDER = ("bm25", "lsa", "hybrid")
+RETRIEVER_ORDER = ("bm25", "lsa", "hybrid", "use", "hybrid-use")
 REFERENCE = "fixed-400"  # paired differences are taken against this strategy when present
 # Budget-curve lines: the seed's contrasts first, then the best of the rest.
 CURVE_PICKS = ("fixed-200", "fixed-1600", "recursive-400-ov40", "structure-400+prefix",
