@@ -1,7 +1,7 @@
 """The embedding cache: vectors keyed by (retriever name, version, sha256 of the text).
 
-Under cache_root()/embeddings/<name>/<version>/, each batch of newly embedded texts is one
-shard file (`<random>.npz`: the 32-byte text digests and the float32 vectors), written
+Under cache_root()/embeddings/<name>/<version>/, each lookup's newly embedded texts (up to
+1,024) make one shard file (`<random>.npz`: the 32-byte text digests and the float32 vectors), written
 atomically. Shards are only ever added or deleted whole, so runs and forked workers share
 the directory without locks; a shard that cannot be read is ignored (its texts are embedded
 again). Every strategy and run shares the cache: a second run embeds nothing it has seen, a
@@ -29,6 +29,7 @@ from .cache import atomic_write, cache_root
 
 LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
 DEFAULT_LIMIT_MB = 2048
+SHARD_TEXTS = 1024  # new vectors per shard file, at most
 
 
 def root() -> Path:
@@ -93,10 +94,16 @@ class EmbeddingCache:
         self.misses += len(missing)
         self.hits += len(texts) - len(missing)
         todo = list(missing.items())
+        new: dict[bytes, np.ndarray] = {}
         for lo in range(0, len(todo), batch_size):
             part = todo[lo:lo + batch_size]
             vectors = _check(fn([t for _, t in part]), len(part))
-            new = {k: v for (k, _), v in zip(part, vectors)}
+            new.update((k, v) for (k, _), v in zip(part, vectors))
+            if len(new) >= SHARD_TEXTS:  # an interrupted run keeps what it embedded
+                self._store(new)
+                rows.update(new)
+                new = {}
+        if new:
             self._store(new)
             rows.update(new)
         if not texts:

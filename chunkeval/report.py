@@ -302,6 +302,16 @@ def _header_facts(doc: _Doc) -> list[str]:
     facts.append("settings: " + ", ".join(bits))
     sets = [f"{q} ({_int(doc.queries(q))} queries)" for q in doc.query_sets]
     facts.append("query sets: " + ", ".join(sets))
+    rets = doc.raw.get("retrievers")
+    if isinstance(rets, dict) and rets:
+        facts.append("retrievers: " + ", ".join(
+            f"{n} {r.get('version', '?')}" if isinstance(r, dict) else str(n)
+            for n, r in rets.items()) + (f"; analyzer {doc.raw['analyzer']}"
+                                         if doc.raw.get("analyzer") else ""))
+    emb = doc.raw.get("embeddings")
+    if isinstance(emb, dict) and (emb.get("embedded") or emb.get("cached")):
+        facts.append(f"embeddings: {_int(emb.get('embedded'))} texts embedded, "
+                     f"{_int(emb.get('cached'))} from the cache")
     if doc.raw.get("chunkeval"):
         facts.append(f"chunkeval {doc.raw['chunkeval']}")
     return facts
