@@ -72,9 +72,26 @@ def series(result: dict, complete_at: float) -> dict[str, np.ndarray]:
             "doc_hit": np.array([float(q["doc_hit"]) for q in pq])}
 
 
+# What a retriever's numbers depend on besides the chunks: recorded per entry, and an entry
+# made under other values is not compared.
+RETRIEVER_FIELDS = ("retriever_version", "analyzer")
+
+
+def check_same_retriever(result: dict, entry: dict, where: str) -> None:
+    """Raise BaselineError when the entry was measured with another retriever version or
+    analyzer (entries recorded before these were kept pass)."""
+    for name in RETRIEVER_FIELDS:
+        if name in entry and name in result and entry[name] != result[name]:
+            raise BaselineError(
+                f"{where}: retriever {result['retriever']!r} was recorded with {name} "
+                f"{entry[name]!r}, this run has {result[name]!r}; numbers from another "
+                f"{name.replace('_', ' ')} are not compared. If the change is intended, "
+                f"re-baseline with `pytest --update-baselines`.")
+
+
 def entry_from_result(result: dict, complete_at: float) -> dict:
     s = series(result, complete_at)
-    return {
+    return {k: result[k] for k in RETRIEVER_FIELDS if k in result} | {
         "metrics": {m: round(float(s[src].mean()), DECIMALS) if len(s[src]) else 0.0
                     for m, src in METRICS.items()},
         "cut_rate": round(float(result["metrics"]["cut_rate"]["value"]), DECIMALS),

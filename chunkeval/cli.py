@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import __version__, config, strategies
+from . import __version__, config, retrieval, strategies
 from .cache import atomic_write
 from .config import ConfigError
 from .corpus import CorpusError
@@ -25,11 +25,13 @@ EPILOG = """examples:
   chunkeval run --out chunkeval-results   the whole matrix: table + results.json + reports
   chunkeval compare structure-400 fixed-400 --retriever bm25
   chunkeval strategies --splitter mymod:split --json
+  chunkeval run --retriever mymod:embed --retrievers embed,bm25
   chunkeval init --example-splitter       write a [tool.chunkeval] section for this project
 Settings come from the command line, else [tool.chunkeval] in the project's pyproject.toml
 (the nearest one above the working directory), else the defaults; the pytest plugin reads the
 same section. Modules named as MODULE:ATTR import from the project's folder.
-The cache lives in $CHUNKEVAL_CACHE (default: $XDG_CACHE_HOME/chunkeval).
+The cache (parsed corpora, embeddings) lives in $CHUNKEVAL_CACHE (default:
+$XDG_CACHE_HOME/chunkeval); `chunkeval cache clear` empties the embedding cache.
 """
 
 
@@ -42,9 +44,9 @@ EXAMPLE_MODULE = "chunking"
 
 def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
     p.add_argument("--corpus", metavar="NAME|DIR",
-                   help="'debian-ja' (Debian's Japanese documentation, fetched and cached) or a "
-                        "directory of your documents; default: [tool.chunkeval] corpus, else "
-                        "debian-ja")
+                   help="'debian-ja' (Debian's Japanese documentation, fetched and cached), "
+                        "'debian-en' (the same manuals in English) or a directory of your "
+                        "documents; default: [tool.chunkeval] corpus, else debian-ja")
     if queries:
         p.add_argument("--queries", action="append", metavar="NAME|FILE",
                        help="query set: faq-headings, faq-qa, section-titles or a JSONL file "
@@ -70,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     corpus = sub.add_parser("corpus", help="fetch or inspect a corpus")
     csub = corpus.add_subparsers(dest="corpus_command", required=True, metavar="ACTION")
     fetch = csub.add_parser("fetch", help="download and verify the default corpus's packages")
+    fetch.add_argument("--corpus", default="debian-ja", choices=["debian-ja", "debian-en"],
+                       help="which built-in corpus (default debian-ja)")
     fetch.add_argument("--apt-update", action="store_true",
                        help="if apt cannot find the packages, run `apt-get update` and try "
                             "again (a fresh machine's package lists may be empty)")
@@ -92,7 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
                           "[tool.chunkeval] strategies, else all on the built-in corpus and "
                           "your splitters plus the reference strategies on yours")
     run.add_argument("--retrievers", metavar="NAMES",
-                     help="comma-separated: bm25,lsa,hybrid (default: all)")
+                     help="comma-separated: bm25,lsa,hybrid,use,hybrid-use, registered or "
+                          "MODULE:ATTR (default: all installed; use and hybrid-use on three "
+                          "reference strategies only)")
+    run.add_argument("--retriever", action="append", default=[], metavar="MODULE:ATTR",
+                     help="register an outside retriever (repeatable): an embedding function "
+                          "texts -> array [n, d], or a Retriever; it joins the default set")
+    run.add_argument("--analyzer", metavar="NAME",
+                     help="BM25/LSA terms: auto (default: from the corpus's language), char2, "
+                          "word or word+stem")
     run.add_argument("--out", default="chunkeval-results", metavar="DIR",
                      help="where results.json, report.md and report.html go "
                           "(default: chunkeval-results)")
@@ -108,9 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("b", help="strategy B")
     cmp_.add_argument("--results", metavar="results.json",
                       help="take both from an earlier run instead of computing them")
-    cmp_.add_argument("--retriever", default="bm25", help="bm25 (default), lsa or hybrid")
+    cmp_.add_argument("--retriever", dest="compared_retriever", default="bm25",
+                      metavar="NAME|MODULE:ATTR",
+                      help="bm25 (default), lsa, hybrid, use, hybrid-use, or an outside "
+                           "retriever (registered first)")
+    cmp_.add_argument("--analyzer", metavar="NAME",
+                      help="BM25/LSA terms: auto (default), char2, word or word+stem")
     cmp_.add_argument("--query-set", metavar="NAME", help="default: the first query set")
     _corpus_args(cmp_)
+
+    cache = sub.add_parser("cache", help="the embedding cache: its size, or clear it")
+    cache.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
                                        "project in the working directory")
@@ -130,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             return _init(args)
         args.config = _config(args)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
-                   "compare": _compare}[args.command]
+                   "compare": _compare, "cache": _cache}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -140,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
     except (UsageError, ConfigError, CorpusError, InputError, strategies.SplitterError,
-            KeyError, ValueError) as e:
+            retrieval.RetrieverError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
@@ -152,15 +172,16 @@ def _config(args) -> config.Config:
              for s in config.SETTINGS if s.cli}
     cfg = config.load(command_line=given)
     cfg.register_splitters()
+    cfg.register_retrievers()
     return cfg
 
 
 # -- corpus --------------------------------------------------------------------------------------
 def _corpus_command(args) -> int:
     if args.corpus_command == "fetch":
-        from .corpus import fetch_debian_ja
+        from .corpus import fetch_builtin
         try:
-            paths = fetch_debian_ja(progress=None)
+            paths = fetch_builtin(args.corpus, progress=None)
         except CorpusError as e:
             if not args.apt_update:
                 raise
@@ -168,7 +189,7 @@ def _corpus_command(args) -> int:
             print(f"chunkeval: {e}\nchunkeval: running `apt-get update` and trying again",
                   file=sys.stderr)
             _apt_update()
-            paths = fetch_debian_ja(progress=None)
+            paths = fetch_builtin(args.corpus, progress=None)
         for p in paths:
             print(p)
         return 0
@@ -271,18 +292,35 @@ def _strategies(args) -> int:
 def _run(args) -> int:
     from . import report
     cfg = args.config
-    names, rets = cfg.strategy_names(), cfg.retriever_names()
+    names = cfg.strategy_names()
+    plan = cfg.retriever_plan(names)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     corpus, evaluation = _load(args)
     print(_corpus_line(corpus, f"from {cfg.where['corpus']}"), flush=True)
-    results = evaluation.run(names, rets, jobs=args.jobs)
+    results = evaluation.run(names, plan, jobs=args.jobs)
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)
     print(report.format_table(results))
-    print(f"\nwrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
+    emb = results["embeddings"]
+    print(f"\nanalyzer {results['analyzer']}; embeddings: {emb['embedded']} texts embedded, "
+          f"{emb['cached']} from the cache")
+    print(f"wrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
     return _report_problems(_problems(corpus, evaluation), cfg.strict)
+
+
+# -- cache ---------------------------------------------------------------------------------------
+def _cache(args) -> int:
+    from . import embeddings
+    if args.cache_command == "clear":
+        freed = embeddings.clear()
+        print(f"cleared the embedding cache {embeddings.root()} ({freed / 2**20:.1f} MB)")
+        return 0
+    files, size = embeddings.usage()
+    print(f"embedding cache {embeddings.root()}: {files} shard files, {size / 2**20:.1f} MB "
+          f"(limit {embeddings.limit_bytes() / 2**20:.0f} MB, ${embeddings.LIMIT_VAR})")
+    return 0
 
 
 # -- compare -------------------------------------------------------------------------------------
@@ -292,6 +330,10 @@ def _compare(args) -> int:
     from . import report
     from .baselines import series
     from .stats import paired_bootstrap
+    retriever = args.compared_retriever
+    if ":" in retriever:
+        with config.on_path(args.config.root):
+            retriever = retrieval.load_retriever(retriever)[0].name
     if args.results:
         try:
             doc = json.loads(Path(args.results).read_text(encoding="utf-8"))
@@ -302,10 +344,10 @@ def _compare(args) -> int:
                 IndexError, TypeError) as e:
             raise InputError(args.results, f"not a chunkeval results document ({e!s})") from None
         picked = {s: r for (q, s, ret), r in checked.rows.items()
-                  if ret == args.retriever and q == query_set}
+                  if ret == retriever and q == query_set}
         missing = [s for s in (args.a, args.b) if s not in picked]
         if missing:
-            raise InputError(args.results, f"no {args.retriever} results on {query_set!r} for "
+            raise InputError(args.results, f"no {retriever} results on {query_set!r} for "
                                            f"{', '.join(missing)}")
         a, b = picked[args.a], picked[args.b]
     else:
@@ -314,11 +356,11 @@ def _compare(args) -> int:
         corpus, evaluation = _load(args)
         print(_corpus_line(corpus, f"from {args.config.where['corpus']}"))
         spec = args.query_set or evaluation.query_specs[0]
-        a = evaluation.result(args.a, args.retriever, spec)
-        b = evaluation.result(args.b, args.retriever, spec)
+        a = evaluation.result(args.a, retriever, spec)
+        b = evaluation.result(args.b, retriever, spec)
         query_set, complete_at = a["query_set"], evaluation.settings.complete_at
     sa, sb = series(a, complete_at), series(b, complete_at)
-    print(f"{args.a} - {args.b}, retriever {args.retriever}, query set {query_set} "
+    print(f"{args.a} - {args.b}, retriever {retriever}, query set {query_set} "
           f"({len(sa['coverage'])} queries; paired bootstrap, 2,000 resamples, seed 0)")
     for metric, src in (("recall@k", "coverage"), ("budget recall", "budget_coverage"),
                         ("complete rate", "complete"), ("doc hit@k", "doc_hit")):

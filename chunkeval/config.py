@@ -23,7 +23,7 @@ from typing import Any, Callable
 from .model import InputError
 
 SECTION = "[tool.chunkeval]"
-BUILTIN_CORPORA = ("debian-ja",)
+BUILTIN_CORPORA = ("debian-ja", "debian-en")  # defined in corpus.py; named here to resolve settings
 DEFAULT_CORPUS = "debian-ja"
 # What an outside corpus is gated on besides the project's own splitters: two built-ins that
 # bracket the usual choice (plain windows, structure-aware), as a yardstick in the report.
@@ -68,7 +68,16 @@ SETTINGS: tuple[Setting, ...] = (
             "built-in strategies gated next to your splitters on your own corpus "
             f"(default: {', '.join(REFERENCE)})"),
     Setting("retrievers", "list", [],
-            "retrievers: bm25, lsa, hybrid; default: all", cli="--retrievers"),
+            "retrievers to search the chunks with: names (bm25, lsa, hybrid, use, hybrid-use) "
+            "and MODULE:ATTR; default: every installed one (use and hybrid-use on three "
+            "reference strategies only) and your outside retrievers", cli="--retrievers"),
+    Setting("outside_retrievers", "list", [],
+            "your retrievers, as MODULE:ATTR (an embedding function texts -> array [n, d], or "
+            "a Retriever), imported from the project root; they join the default set",
+            cli="--retriever", adds=True),
+    Setting("analyzer", "str", "auto",
+            "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
+            cli="--analyzer"),
     Setting("k", "int", 5, "chunks handed per query (Recall@k, doc hit@k)", cli="--k"),
     Setting("budget", "int", 2000, "context budget in characters for budget recall",
             cli="--budget"),
@@ -166,14 +175,42 @@ class Config:
                            "strategy")
         return list(dict.fromkeys([*own, *reference]))
 
-    def retriever_names(self) -> list[str]:
-        from .retrieval import RETRIEVERS
-        return _known(list(self.retrievers) or list(RETRIEVERS), list(RETRIEVERS),
-                      self.where["retrievers"], "retriever")
+    def register_retrievers(self) -> dict[str, list[str]]:
+        """Import every MODULE:ATTR named in `outside_retrievers` and `retrievers`: spec ->
+        the names of the retrievers it registered."""
+        from . import retrieval
+        specs = [(s, "outside_retrievers") for s in self.outside_retrievers]
+        specs += [(s, "retrievers") for s in self.retrievers if ":" in s]
+        loaded: dict[str, list[str]] = {}
+        with on_path(self.root):
+            for spec, key in specs:
+                if spec in loaded:
+                    continue
+                try:
+                    loaded[spec] = [r.name for r in retrieval.load_retriever(spec)]
+                except retrieval.RetrieverError as e:
+                    raise ConfigError(f"{self.where[key]}: {e}") from None
+        return loaded
+
+    def retriever_plan(self, strategy_names: list[str]) -> dict[str, list[str]]:
+        """strategy -> the retrievers it is evaluated with: the listed ones; else every
+        installed built-in (the costly ones on a few strategies) and the outside ones."""
+        from . import retrieval
+        from .evaluate import default_retrievers
+        loaded = self.register_retrievers()
+        if self.retrievers:
+            chosen = [n for r in self.retrievers for n in (loaded[r] if ":" in r else [r])]
+            chosen = _known(list(dict.fromkeys(chosen)), retrieval.names(all=True),
+                            self.where["retrievers"], "retriever")
+            return {s: chosen for s in strategy_names}
+        outside = [n for spec in self.outside_retrievers for n in loaded[spec]]
+        return {s: list(dict.fromkeys([*default_retrievers(s), *outside]))
+                for s in strategy_names}
 
     def settings(self):
         from .evaluate import Settings
-        return Settings(k=self.k, budget=self.budget, max_queries=self.max_queries)
+        return Settings(k=self.k, budget=self.budget, max_queries=self.max_queries,
+                        analyzer=self.analyzer)
 
     def tolerance(self):
         from .baselines import Tolerance

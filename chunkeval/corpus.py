@@ -1,6 +1,6 @@
-"""Corpus sources: the pinned Debian Japanese manuals (`debian-ja`) or a directory of HTML.
+"""Corpus sources: the pinned Debian manuals (`debian-ja`, `debian-en`) or a directory of HTML.
 
-The default corpus is four Debian documentation packages, fetched with `apt-get download`,
+A built-in corpus is four Debian documentation packages in one language, fetched with `apt-get download`,
 checked against pinned hashes and unpacked in Python (a .deb is an `ar` archive holding a
 compressed tar). Parsed corpora are cached under cache_root()/corpus, keyed by the parser
 version, the inputs' hashes and the boilerplate selectors, so a second load reads one file.
@@ -48,6 +48,7 @@ class DebPackage:
     version: str
     sha256: str
     skip: tuple[str, ...] = ()  # pages besides the index pages that repeat others
+    unmarked: bool = False  # its pages carry no language mark: all are in the corpus language
 
     @property
     def file_name(self) -> str:
@@ -65,6 +66,27 @@ DEBIAN_JA: tuple[DebPackage, ...] = (
     DebPackage("debian-faq-ja", "11.1",
                "7e2a2f200a963e41dead4dd8645e0dd6550e2eda4cd88041b8e880046ca924a2"),
 )
+
+DEBIAN_EN: tuple[DebPackage, ...] = (
+    DebPackage("debian-reference-en", "2.100",
+               "9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f"),
+    DebPackage("developers-reference", "12.18",
+               "0dba82f6fa16e373f2a84ad07e7971aa9264ad2e7d2ae46b37edbc9c5fd57e2e",
+               skip=("developers-reference.html",), unmarked=True),
+    DebPackage("maint-guide", "1.2.53",
+               "762c8a400a36668d2eb814a3ba356b06488fd889dfce478eb11d5cfb189a47b5"),
+    DebPackage("debian-faq", "11.1",
+               "427426e0cfa6888622fc1d72631071cb4b5a1f86ccde722e7820bcef284de5d0"),
+)
+
+# Built-in corpora: name -> (language of its pages, name of its package table in this module).
+# The table is looked up when used, so tests can swap it.
+BUILTIN_CORPORA = {"debian-ja": ("ja", "DEBIAN_JA"), "debian-en": ("en", "DEBIAN_EN")}
+
+
+def builtin_packages(name: str) -> tuple[DebPackage, ...]:
+    return globals()[BUILTIN_CORPORA[name][1]]
+
 
 # Tables of contents, search and index pages only repeat what the chapters say.
 NAVIGATION_PAGES = {"index", "search", "genindex", "py-modindex", "contents"}
@@ -85,7 +107,7 @@ def _apt_download(pkg: DebPackage, into: Path) -> Path:
     apt = shutil.which("apt-get")
     if apt is None:
         raise CorpusError(
-            "the default corpus 'debian-ja' is fetched with apt-get, which is not installed. "
+            "the built-in corpora are fetched with apt-get, which is not installed. "
             "Use a Debian or Ubuntu machine (apt), or pass --corpus DIR with your own HTML files.")
     tmp = Path(tempfile.mkdtemp(prefix=".download-", dir=into))
     try:
@@ -130,12 +152,18 @@ def _verified_move(pkg: DebPackage, got: Path, final: Path) -> Path:
 
 
 def fetch_debian_ja(*, progress: bool | None = None) -> list[Path]:
-    """The four pinned .deb files under cache_root()/debs, downloaded once and verified."""
+    return fetch_builtin(DEFAULT_CORPUS, progress=progress)
+
+
+def fetch_builtin(name: str, *, progress: bool | None = None) -> list[Path]:
+    """A built-in corpus's pinned .deb files under cache_root()/debs, downloaded once and
+    verified."""
     debs = cache_root() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     paths = []
-    with Progress("fetching debian-ja", len(DEBIAN_JA), enabled=progress) as bar:
-        for pkg in DEBIAN_JA:
+    packages = builtin_packages(name)
+    with Progress(f"fetching {name}", len(packages), enabled=progress) as bar:
+        for pkg in packages:
             final = debs / pkg.file_name
             if final.is_file() and sha256_file(final) != pkg.sha256:
                 final.unlink()  # damaged or replaced by hand: fetch it again
@@ -198,18 +226,22 @@ def _is_html(name: str) -> bool:
 
 def _page_stem(name: str) -> str:
     stem = name.lower()
-    for suffix in (".gz", ".html", ".htm", ".xhtml", ".ja"):
+    for suffix in (".gz", ".html", ".htm", ".xhtml", ".ja", ".en"):
         stem = stem.removesuffix(suffix)
     return stem
 
 
 def japanese_pages(pkg: DebPackage, path: Path) -> list[tuple[str, bytes, str]]:
-    """(doc id, bytes, member path) of the package's Japanese chapter pages, each once."""
+    return language_pages(pkg, path, "ja")
+
+
+def language_pages(pkg: DebPackage, path: Path, lang: str) -> list[tuple[str, bytes, str]]:
+    """(doc id, bytes, member path) of the package's chapter pages in `lang`, each once."""
     pages = []
     for member, data in deb_files(path):
         p = PurePosixPath(member)
-        japanese = ".ja." in p.name or "ja" in p.parts[:-1]
-        if not (_is_html(p.name) and japanese):
+        ours = f".{lang}." in p.name or lang in p.parts[:-1] or pkg.unmarked
+        if not (_is_html(p.name) and ours):
             continue
         if _page_stem(p.name) in NAVIGATION_PAGES or p.name in pkg.skip:
             continue
@@ -230,10 +262,11 @@ class _Input:
     data: bytes | OSError  # an unreadable file is reported, not raised
 
 
-def _debian_inputs(debs: Sequence[Path]) -> list[_Input]:
+def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
     inputs = []
-    for pkg, path in zip(DEBIAN_JA, debs):
-        for doc_id, data, member in japanese_pages(pkg, path):
+    lang = BUILTIN_CORPORA[name][0]
+    for pkg, path in zip(builtin_packages(name), debs):
+        for doc_id, data, member in language_pages(pkg, path, lang):
             inputs.append(_Input(doc_id, doc_id, f"{pkg.name} {pkg.version}: /{member}", data))
     return inputs
 
@@ -241,10 +274,10 @@ def _debian_inputs(debs: Sequence[Path]) -> list[_Input]:
 def _directory_inputs(root: Path, given: str) -> list[_Input]:
     if not root.exists():
         raise CorpusError(f"corpus directory {given} does not exist "
-                          f"(the built-in corpus is named {DEFAULT_CORPUS!r})")
+                          f"(the built-in corpora are {', '.join(BUILTIN_CORPORA)})")
     if not root.is_dir():
         raise CorpusError(f"{given} is not a directory; --corpus takes a directory of HTML files "
-                          f"or {DEFAULT_CORPUS!r}")
+                          f"or one of {', '.join(BUILTIN_CORPORA)}")
     inputs = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -324,7 +357,7 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
 
 def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = None,
                 progress: bool | None = None, use_cache: bool = True) -> Corpus:
-    """Load `debian-ja` (fetched and parsed) or a directory of HTML files.
+    """Load a built-in corpus (fetched and parsed) or a directory of HTML files.
 
     Files that cannot be read become Corpus.problems; the rest still load. Raises
     CorpusError when there is no corpus at all."""
@@ -335,10 +368,10 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         raise CorpusError(f"boilerplate selectors: {e}") from None
 
     source = str(source)
-    if source == DEFAULT_CORPUS:
-        name = DEFAULT_CORPUS
-        debs = fetch_debian_ja(progress=progress)
-        keyed = [(pkg.file_name, pkg.sha256) for pkg in DEBIAN_JA]  # verified just now
+    if source in BUILTIN_CORPORA:
+        name = source
+        debs = fetch_builtin(name, progress=progress)
+        keyed = [(pkg.file_name, pkg.sha256) for pkg in builtin_packages(name)]  # verified
         inputs = None  # unpacked only when the cache misses
         display = {}
     else:
@@ -355,7 +388,7 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         docs, problems = cached
     else:
         if inputs is None:
-            inputs = _debian_inputs(debs)
+            inputs = _debian_inputs(name, debs)
         docs, problems = _parse_all(name, inputs, drop, progress)
         if use_cache:
             _write_cache(path, name, docs, problems)

@@ -14,7 +14,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import __version__, metrics, queries, retrieval, strategies
+from . import __version__, analyzers, metrics, queries, retrieval, strategies
+from .embeddings import EmbeddingCache
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
 
@@ -34,6 +35,7 @@ class Settings:
     complete_at: float = metrics.COMPLETE_AT
     seed: int = 0
     max_queries: int = 800
+    analyzer: str = analyzers.AUTO  # BM25 and LSA terms; auto: from the corpus's language
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -72,6 +74,25 @@ class Evaluation:
         self._chunked: dict[tuple[str, str], Chunked] = {}
         self._indexes: dict[tuple[str, str, str], tuple[object, float]] = {}
         self._results: dict[tuple[str, str, str], dict] = {}
+        self._caches: dict[str, EmbeddingCache] = {}
+        self._analyzer: str | None = None
+
+    @property
+    def analyzer(self) -> str:
+        """The resolved analyzer (settings.analyzer, or the corpus language's for auto)."""
+        if self._analyzer is None:
+            self._analyzer = analyzers.resolve(self.settings.analyzer,
+                                               [d.text for d in self.corpus.documents])
+        return self._analyzer
+
+    def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
+        if retriever.name not in self._caches:
+            self._caches[retriever.name] = EmbeddingCache(retriever.name, retriever.version)
+        return self._caches[retriever.name]
+
+    def _embedding_counts(self) -> tuple[int, int]:
+        return (sum(c.misses for c in self._caches.values()),
+                sum(c.hits for c in self._caches.values()))
 
     # -- stages, each memoised ------------------------------------------------------------
     def query_set(self, spec: str) -> QuerySet:
@@ -105,15 +126,17 @@ class Evaluation:
     def index(self, strategy_name: str, retriever: str, spec: str):
         key = (strategy_name, retriever, spec)
         if key not in self._indexes:
+            r = retrieval.get(retriever)
             t0 = time.perf_counter()
-            if retriever == "hybrid":
-                bm25, s1 = self.index(strategy_name, "bm25", spec)
-                lsa, s2 = self.index(strategy_name, "lsa", spec)
-                self._indexes[key] = (retrieval.HybridIndex(bm25, lsa),
-                                      s1 + s2 + time.perf_counter() - t0)
+            if r.fuses:
+                parts = [self.index(strategy_name, p, spec) for p in r.fuses]
+                self._indexes[key] = (retrieval.HybridIndex(*[i for i, _ in parts]),
+                                      sum(s for _, s in parts) + time.perf_counter() - t0)
             else:
                 texts = [c.indexed for c in self.chunked(strategy_name, spec).searched]
-                index = retrieval.build_index(retriever, texts, seed=self.settings.seed)
+                index = retrieval.build_index(
+                    r, texts, seed=self.settings.seed, analyzer=self.analyzer,
+                    cache=self.embedding_cache(r) if r.embed else None)
                 self._indexes[key] = (index, time.perf_counter() - t0)
         return self._indexes[key]
 
@@ -137,6 +160,8 @@ class Evaluation:
             s = self.settings
             qs = self.query_set(spec)
             chunked = self.chunked(strategy_name, spec)
+            r = retrieval.get(retriever)
+            embedded, cached = self._embedding_counts()
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
@@ -144,8 +169,12 @@ class Evaluation:
                                    chunk_shingles=chunked.shingles)
             summary = scores.summary()
             summary["cut_rate"] = chunked.cut
+            embedded2, cached2 = self._embedding_counts()
             self._results[key] = {
                 "strategy": strategy_name, "retriever": retriever, "query_set": qs.name,
+                "retriever_version": r.version, "analyzer": self.analyzer,
+                # texts this result embedded anew, and those it found in the embedding cache
+                "embeddings": {"embedded": embedded2 - embedded, "cached": cached2 - cached},
                 "metrics": summary,
                 "budget_curve": {str(b): v for b, v in scores.curve_summary().items()},
                 "chunks": chunked.stats,
@@ -162,12 +191,19 @@ class Evaluation:
 
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
-            retrievers: Iterable[str] | None = None, progress: bool | None = None,
+            retrievers: Iterable[str] | dict[str, list[str]] | None = None,
+            progress: bool | None = None,
             jobs: int = 1) -> dict:
         """Every strategy x retriever x query set. With jobs > 1, strategies are spread over
         forked worker processes (each builds its own indexes); the results are the same."""
         names = list(strategy_names or strategies.names())
-        rets = list(retrievers or retrieval.RETRIEVERS)
+        if isinstance(retrievers, dict):  # a plan: strategy -> its retrievers
+            plan = {n: list(retrievers[n]) for n in names}
+        else:
+            plan = {n: list(retrievers) if retrievers else default_retrievers(n) for n in names}
+        for r in {r for rets in plan.values() for r in rets}:
+            retrieval.build_index(r, [])  # unknown or not installed: fail before any work
+        self.analyzer  # resolved once here, inherited by forked workers
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:
             self.query_set(spec)  # built once here, inherited by forked workers
@@ -175,7 +211,7 @@ class Evaluation:
         with Progress("evaluating", len(tasks), enabled=progress) as bar:
             if jobs > 1 and len(tasks) > 1:
                 global _WORKER
-                _WORKER = (self, rets)
+                _WORKER = (self, plan)
                 try:
                     ctx = multiprocessing.get_context("fork")
                     with ctx.Pool(min(jobs, len(tasks))) as pool:
@@ -186,7 +222,7 @@ class Evaluation:
                     _WORKER = None
             else:
                 for task in tasks:
-                    by_task[task] = self._task(task, rets)
+                    by_task[task] = self._task(task, plan[task[1]])
                     bar.step(f"{task[1]} {task[0]}")
         results = [r for task in tasks for r in by_task[task]]
         return self.document(results, names)
@@ -214,16 +250,34 @@ class Evaluation:
                 "queries": len(self.query_set(spec)),
                 "fingerprint": self.query_set(spec).fingerprint} for spec in self.query_specs},
             "strategies": {n: strategies.get(n).describe() for n in names},
+            "retrievers": {r: retrieval.get(r).describe()
+                           for r in dict.fromkeys(x["retriever"] for x in results)},
+            "analyzer": self.analyzer,
+            "embeddings": {k: sum(x.get("embeddings", {}).get(k, 0) for x in results)
+                           for k in ("embedded", "cached")},
             "results": results,
         }
 
 
-_WORKER: tuple["Evaluation", list[str]] | None = None  # set in the parent, inherited by fork
+# The main job runs these costly retrievers on these strategies only (when the user names no
+# retrievers): on 2 cores, `use` embeds about 80 chunks a second, and one strategy on
+# both query sets costs it a minute or more cold.
+LIMITED_RETRIEVERS = {"use": ("fixed-400", "structure-400+prefix", "recursive-400-ov40"),
+                      "hybrid-use": ("fixed-400", "structure-400+prefix", "recursive-400-ov40")}
+
+
+def default_retrievers(strategy: str) -> list[str]:
+    """Every registered retriever that can run here, the limited ones on their strategies."""
+    return [r for r in retrieval.names()
+            if r not in LIMITED_RETRIEVERS or strategy in LIMITED_RETRIEVERS[r]]
+
+
+_WORKER: tuple["Evaluation", dict[str, list[str]]] | None = None  # inherited by fork
 
 
 def _work(task: tuple[str, str]) -> list[dict]:
-    evaluation, rets = _WORKER
-    return evaluation._task(task, rets)
+    evaluation, plan = _WORKER
+    return evaluation._task(task, plan[task[1]])
 
 
 def corpus_summary(corpus: Corpus) -> dict:

@@ -31,7 +31,7 @@ import pytest
 
 from . import config as chunkeval_config
 from . import strategies
-from .baselines import Baseline, BaselineError, compare
+from .baselines import Baseline, BaselineError, check_same_retriever, compare
 from .cache import atomic_write
 from .config import SETTINGS, ConfigError
 from .model import InputError
@@ -61,6 +61,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--splitter", action="append", default=[], metavar="MODULE:ATTR",
                     help="register an outside splitter (repeatable); the same as "
                          "--chunkeval-splitters")
+    group.addoption("--retriever", action="append", default=[], metavar="MODULE:ATTR",
+                    help="register an outside retriever (repeatable); the same as "
+                         "--chunkeval-outside-retrievers")
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="record this run's metrics as the new baselines (written atomically "
                          "at the end of the session) instead of comparing against them")
@@ -73,6 +76,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def load_config(config: pytest.Config) -> chunkeval_config.Config:
     given = {s.name: config.getoption(_dest(s.name)) for s in SETTINGS if s.flag}
     given["splitters"] = [*(given["splitters"] or "").split(","), *config.getoption("splitter")]
+    given["outside_retrievers"] = [*(given["outside_retrievers"] or "").split(","),
+                                   *config.getoption("retriever")]
     pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" \
         else config.rootpath / "pyproject.toml"
     return chunkeval_config.load(root=config.rootpath, command_line=given,
@@ -88,7 +93,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                 "is not installed here: pip install pytest-xdist")
     try:
         cfg = load_config(config)
-        state = State(config, cfg, cfg.strategy_names(), cfg.retriever_names())
+        names = cfg.strategy_names()
+        state = State(config, cfg, names, cfg.retriever_plan(names))
     except (ConfigError, InputError) as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
     config.stash[STATE] = state
@@ -130,9 +136,9 @@ class State:
     """What one session (or one xdist worker) builds once: corpus, evaluation, baseline."""
 
     def __init__(self, config: pytest.Config, cfg: chunkeval_config.Config,
-                 strategy_names: list[str], retriever_names: list[str]):
+                 strategy_names: list[str], plan: dict[str, list[str]]):
         self.config, self.cfg = config, cfg
-        self.strategies, self.retrievers = strategy_names, retriever_names
+        self.strategies, self.plan = strategy_names, plan  # plan: strategy -> retrievers
         self.items = cfg.configured and cfg.items
         self.update = config.getoption("update_baselines")
         self.tolerance = cfg.tolerance()
@@ -158,7 +164,8 @@ class State:
             try:
                 self._evaluation = Evaluation(self.corpus, self.cfg.settings(),
                                               query_specs=self.cfg.query_sets or None)
-            except InputError as e:
+                self._evaluation.analyzer  # a bad name fails here, once
+            except (InputError, ValueError) as e:
                 raise ChunkevalError(f"chunkeval: {e}") from None
         return self._evaluation
 
@@ -181,8 +188,8 @@ class State:
 
     def cases(self) -> tuple[list[Case], list[Case]]:
         specs = self.query_specs()
-        retrieval = [Case(s, r, q) for q, s, r in
-                     itertools.product(specs, self.strategies, self.retrievers)]
+        retrieval = [Case(s, r, q) for q, s in itertools.product(specs, self.strategies)
+                     for r in self.plan[s]]
         structured = [s for s in self.strategies if strategies.get(s).keeps_structure]
         cut = [Case(s, None, q) for q, s in itertools.product(specs, structured)]
         return retrieval, cut
@@ -425,6 +432,10 @@ class Checker:
             pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
                         "--update-baselines` to record it, then commit the file", pytrace=False)
         try:
+            check_same_retriever(result, entry, str(baseline.path))
+        except BaselineError as e:
+            pytest.fail(f"{what}: {e}", pytrace=False)
+        try:
             verdicts = compare(result, entry, ev.settings.complete_at, st.tolerance)
         except (KeyError, ValueError) as e:
             pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
@@ -468,7 +479,9 @@ class Checker:
 
 def result_for_baseline(result: dict) -> dict:
     """Only what a baseline keeps: spans and texts stay out of the report stream."""
-    return {k: result[k] for k in ("strategy", "retriever", "query_set", "metrics", "chunks")} | {
+    keep = ("strategy", "retriever", "query_set", "metrics", "chunks", "retriever_version",
+            "analyzer")
+    return {k: result[k] for k in keep if k in result} | {
         "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
                       for q in result["per_query"]]}
 

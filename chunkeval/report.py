@@ -19,7 +19,7 @@ from .cache import atomic_write
 from .config import BUILTIN_CORPORA
 from .findings import Finding, findings, paired_difference, per_query, query_set_names
 
-RETRIEVER_ORDER = ("bm25", "lsa", "hybrid")
+RETRIEVER_ORDER = ("bm25", "lsa", "hybrid", "use", "hybrid-use")
 REFERENCE = "fixed-400"  # paired differences are taken against this strategy when present
 # Budget-curve lines: the seed's contrasts first, then the best of the rest.
 CURVE_PICKS = ("fixed-200", "fixed-1600", "recursive-400-ov40", "structure-400+prefix",
@@ -310,6 +310,16 @@ def _header_facts(doc: _Doc) -> list[str]:
     facts.append("settings: " + ", ".join(bits))
     sets = [f"{q} ({_int(doc.queries(q))} queries)" for q in doc.query_sets]
     facts.append("query sets: " + ", ".join(sets))
+    rets = doc.raw.get("retrievers")
+    if isinstance(rets, dict) and rets:
+        facts.append("retrievers: " + ", ".join(
+            f"{n} {r.get('version', '?')}" if isinstance(r, dict) else str(n)
+            for n, r in rets.items()) + (f"; analyzer {doc.raw['analyzer']}"
+                                         if doc.raw.get("analyzer") else ""))
+    emb = doc.raw.get("embeddings")
+    if isinstance(emb, dict) and (emb.get("embedded") or emb.get("cached")):
+        facts.append(f"embeddings: {_int(emb.get('embedded'))} texts embedded, "
+                     f"{_int(emb.get('cached'))} from the cache")
     if doc.raw.get("chunkeval"):
         facts.append(f"chunkeval {doc.raw['chunkeval']}")
     return facts

@@ -1,10 +1,17 @@
-"""Retrieval (SPEC section 4): BM25 and LSA over character 2-grams, and their RRF hybrid.
+"""Retrieval (SPEC section 4): the retriever registry; BM25, LSA, embeddings and RRF hybrids.
+
+A Retriever has a name and a version (both go into results and baselines) and one of two
+shapes: `embed(texts) -> [n, d]` vectors, ranked by cosine (`EmbeddingIndex`, vectors kept
+in the embedding cache), or `build(texts) -> Index`, any object with `search(queries, k)`
+(BM25 variants, rerankers, a vector database client). A hybrid fuses the rankings of
+registered retrievers by reciprocal rank. Outside retrievers come in as "module:attribute"
+(`load_retriever`). BM25 and LSA take their terms from the corpus's analyzer (analyzers.py).
 
 Every index answers `search(queries, k)` with an int64 array [len(queries), k] of chunk ids
 in rank order, padded with -1 when there are fewer than k chunks. Equal scores rank the lower
 chunk id first, so a ranking is a pure function of the texts and the queries.
 
-Tokens are the character 2-grams of scikit-learn's
+The `char2` analyzer's tokens are the character 2-grams of scikit-learn's
 `CountVectorizer(analyzer="char", ngram_range=(2, 2), lowercase=False)`: runs of two or more
 whitespace characters collapse to one space, then every pair of adjacent characters is a token.
 CountVectorizer itself feeds every token through a Python dict (about 10 s for 6M characters),
@@ -14,15 +21,16 @@ the same counts with a few numpy sorts; tests check it against CountVectorizer.
 
 from __future__ import annotations
 
+import importlib
 import re
-from dataclasses import dataclass
-from typing import Protocol, Sequence
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits  # comes with scikit-learn
-
-RETRIEVERS = ("bm25", "lsa", "hybrid")
 
 K1, B = 1.2, 0.75
 LSA_DIMS, LSA_SAMPLE, LSA_MAX_FEATURES = 128, 6000, 60000
@@ -88,6 +96,9 @@ class Bigrams:
 
     def __len__(self) -> int:
         return len(self.vocab)
+
+    def subset(self, keep: np.ndarray) -> "Bigrams":
+        return Bigrams(self.alphabet, self.vocab[keep], self.bits)
 
     def terms(self) -> list[str]:
         first, second = self.vocab >> self.bits, self.vocab & ((1 << self.bits) - 1)
@@ -220,8 +231,10 @@ class BM25Index(_Batched):
     as in Lucene 8 and bm25s: it scales every score alike). The weight of every (term,
     chunk) pair is computed once here; a query then sums the rows of its 2-grams."""
 
-    def __init__(self, texts: Sequence[str], *, k1: float = K1, b: float = B):
-        self.bigrams, tf, lengths = fit_bigrams(texts)
+    def __init__(self, texts: Sequence[str], *, k1: float = K1, b: float = B,
+                 analyzer: str = "char2"):
+        from .analyzers import fit
+        self.bigrams, tf, lengths = fit(analyzer, texts)
         self.n = len(texts)
         avg = float(lengths.mean()) if self.n else 0.0
         df = np.diff(tf.indptr)
@@ -256,22 +269,25 @@ class BM25Index(_Batched):
 # --- LSA ----------------------------------------------------------------------------------
 
 class LSAIndex(_Batched):
-    """TF-IDF of character 2-grams (at most 60,000: the most frequent in the corpus, ties by
+    """TF-IDF of the analyzer's terms (at most 60,000: the most frequent in the corpus, ties by
     term order), TruncatedSVD fitted on a seeded sample of at most 6,000 chunks, vectors
     L2-normalised, ranked by cosine (float64, rounded to 1e-9). The TF-IDF is TfidfVectorizer's defaults (smooth idf,
     raw counts, L2 rows) applied to the same counts as BM25."""
 
     def __init__(self, texts: Sequence[str], *, seed: int = 0, dims: int = LSA_DIMS,
-                 sample: int = LSA_SAMPLE, max_features: int = LSA_MAX_FEATURES):
+                 sample: int = LSA_SAMPLE, max_features: int = LSA_MAX_FEATURES,
+                 analyzer: str = "char2"):
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import TfidfTransformer
 
+        from .analyzers import fit
+
         self.n = len(texts)
-        bigrams, tf, _ = fit_bigrams(texts)
+        bigrams, tf, _ = fit(analyzer, texts)
         if len(bigrams) > max_features:
             totals = np.asarray(tf.sum(axis=1)).ravel()
             keep = np.sort(np.argsort(-totals, kind="stable")[:max_features])
-            bigrams = Bigrams(bigrams.alphabet, bigrams.vocab[keep], bigrams.bits)
+            bigrams = bigrams.subset(keep)
             tf = tf[keep]
         self.bigrams = bigrams
         counts = tf.T.tocsr()
@@ -318,27 +334,54 @@ class _EmptyIndex:
         return np.full((len(queries), k), -1, dtype=np.int64)
 
 
+# --- embeddings ---------------------------------------------------------------------------
+
+class EmbeddingIndex(_Batched):
+    """Cosine ranking of L2-normalised vectors (rounded to 1e-6, so that ties and the
+    last bits of a batched product do not decide an order)."""
+
+    def __init__(self, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]):
+        self.embed = embed
+        self.n = len(texts)
+        self.vectors = _normalised(embed(list(texts)))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        q = _normalised(self.embed(list(queries)))
+        if q.shape[1] != self.vectors.shape[1]:
+            raise ValueError(f"query vectors have {q.shape[1]} dimensions, chunk vectors "
+                             f"{self.vectors.shape[1]}")
+        return np.round(q @ self.vectors.T, 6)
+
+
+def _normalised(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms > 0, norms, 1)
+
+
 # --- hybrid -------------------------------------------------------------------------------
 
 class HybridIndex:
-    """Reciprocal rank fusion: a chunk scores sum 1 / (60 + rank) over the BM25 and LSA
-    rankings (rank from 1, the top `depth` of each), so neither score scale dominates.
-    Built from existing indexes over the same chunks, so an evaluator reuses them."""
+    """Reciprocal rank fusion: a chunk scores sum 1 / (60 + rank) over the parts' rankings
+    (rank from 1, the top `depth` of each), so no score scale dominates. Built from
+    existing indexes over the same chunks, so an evaluator reuses them."""
 
-    def __init__(self, bm25: Index, lsa: Index, *, constant: int = RRF_CONSTANT,
-                 depth: int = RRF_DEPTH):
-        if len(bm25) != len(lsa):
-            raise ValueError(f"hybrid needs indexes over the same chunks: "
-                             f"{len(bm25)} vs {len(lsa)} chunks")
-        self.bm25, self.lsa, self.constant, self.depth = bm25, lsa, constant, depth
+    def __init__(self, *parts: Index, constant: int = RRF_CONSTANT, depth: int = RRF_DEPTH):
+        if len(parts) < 2 or len({len(p) for p in parts}) != 1:
+            raise ValueError(f"hybrid needs two or more indexes over the same chunks: "
+                             f"{', '.join(str(len(p)) for p in parts)} chunks")
+        self.parts, self.constant, self.depth = parts, constant, depth
 
     def __len__(self) -> int:
-        return len(self.bm25)
+        return len(self.parts[0])
 
     def search(self, queries: Sequence[str], k: int) -> np.ndarray:
         _check_k(k)
         depth = max(self.depth, k)
-        runs = [self.bm25.search(queries, depth), self.lsa.search(queries, depth)]
+        runs = [p.search(queries, depth) for p in self.parts]
         share = 1.0 / (self.constant + np.arange(1, depth + 1))
         out = np.full((len(queries), k), -1, dtype=np.int64)
         for i in range(len(queries)):
@@ -352,14 +395,159 @@ class HybridIndex:
         return out
 
 
-def build_index(retriever: str, texts: Sequence[str], *, seed: int = 0) -> Index:
-    if retriever not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {retriever!r}; known: {', '.join(RETRIEVERS)}")
+# --- the registry ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Retriever:
+    """`embed(texts) -> [n, d]` or `build(texts) -> Index` or `fuses` (names of registered
+    retrievers). `lexical` ones get the corpus's analyzer and the seed: build(texts,
+    analyzer=..., seed=...). Embeddings are computed `batch_size` texts at a time."""
+
+    name: str
+    version: str
+    embed: Callable[[list[str]], np.ndarray] | None = field(default=None, compare=False)
+    build: Callable[..., Index] | None = field(default=None, compare=False)
+    fuses: tuple[str, ...] = ()
+    lexical: bool = False
+    batch_size: int = 64
+    description: str = ""
+
+    def __post_init__(self):
+        shapes = (self.embed is not None) + (self.build is not None) + bool(self.fuses)
+        if shapes != 1:
+            raise ValueError(f"retriever {self.name!r}: give exactly one of embed, build "
+                             f"or fuses")
+        if not self.name or "|" in self.name:
+            raise ValueError(f"retriever name {self.name!r}: must be non-empty, without '|'")
+
+    def describe(self) -> dict:
+        shape = "embed" if self.embed else "build" if self.build else "hybrid"
+        d = {"name": self.name, "version": str(self.version), "shape": shape}
+        if self.fuses:
+            d["fuses"] = list(self.fuses)
+        return d
+
+
+_REGISTRY: dict[str, Retriever] = {}
+
+
+def register(retriever: Retriever, *, replace: bool = False) -> Retriever:
+    old = _REGISTRY.get(retriever.name)
+    if old is not None and not replace and old is not retriever:
+        raise ValueError(f"a retriever named {retriever.name!r} is already registered")
+    _REGISTRY[retriever.name] = retriever
+    return retriever
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def get(name: str) -> Retriever:
+    _ensure_builtins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown retriever {name!r}; known: {', '.join(names(all=True))}"
+                         ) from None
+
+
+def names(*, all: bool = False) -> list[str]:
+    """Registered retrievers that can run here; with all=True also those whose optional
+    package is missing (asking for one of those says what to install)."""
+    _ensure_builtins()
+    return [n for n, r in _REGISTRY.items() if all or available(r)]
+
+
+def available(retriever: Retriever) -> bool:
+    return all(available(get(p)) for p in retriever.fuses) and getattr(
+        retriever.embed or retriever.build, "available", True)
+
+
+class RetrieverError(Exception):
+    pass
+
+
+def load_retriever(spec: str) -> list[Retriever]:
+    """Import "module:attribute" and register it (chunkeval.config imports it from the
+    project's folder).
+
+    The attribute may be a Retriever, a list of them, or a plain callable
+    `embed(texts) -> array [n, d]`: that is named after `f.retriever_name` (default the
+    attribute), versioned by `f.version` (default "0") and batched by `f.batch_size`."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise RetrieverError(f"{spec!r}: expected 'module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise RetrieverError(f"{spec!r}: cannot import {module_name!r} ({e})"
+                             ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise RetrieverError(f"{spec!r}: {module_name!r} has no attribute "
+                                 f"{attr!r}") from None
+    try:
+        if isinstance(obj, Retriever):
+            found = [obj]
+        elif isinstance(obj, (list, tuple)) and obj and all(isinstance(r, Retriever)
+                                                            for r in obj):
+            found = list(obj)
+        elif callable(obj):
+            found = [Retriever(name=str(getattr(obj, "retriever_name", attr.rsplit(".", 1)[-1])),
+                               version=str(getattr(obj, "version", "0")), embed=obj,
+                               batch_size=int(getattr(obj, "batch_size", 64)))]
+        else:
+            raise RetrieverError(f"{spec!r}: not a Retriever, a list of them, or "
+                                 f"an embedding function")
+        _ensure_builtins()
+        for r in found:
+            register(r, replace=True)
+    except ValueError as e:
+        raise RetrieverError(f"{spec!r}: {e}") from None
+    return found
+
+
+def _ensure_builtins() -> None:
+    if "bm25" in _REGISTRY:
+        return
+    from . import neural
+    register(Retriever("bm25", "1", build=lambda texts, analyzer, seed: BM25Index(
+        texts, analyzer=analyzer), lexical=True, description="Okapi BM25"))
+    register(Retriever("lsa", "1", build=lambda texts, analyzer, seed: LSAIndex(
+        texts, seed=seed, analyzer=analyzer), lexical=True,
+        description="TF-IDF + truncated SVD, 128 dimensions"))
+    register(Retriever("hybrid", "1", fuses=("bm25", "lsa"), description="RRF of bm25, lsa"))
+    register(Retriever("use", neural.use_version(), embed=neural.use_embed,
+                       batch_size=neural.BATCH,
+                       description="Universal Sentence Encoder multilingual v3"))
+    register(Retriever("hybrid-use", "1", fuses=("bm25", "use"),
+                       description="RRF of bm25, use"))
+
+
+def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = 0,
+                analyzer: str = "char2", cache=None) -> Index:
+    """An index of `texts` (no memo: hybrids build their parts here too). `cache` is an
+    EmbeddingCache for an embedding retriever; without one, vectors are not kept."""
+    r = retriever if isinstance(retriever, Retriever) else get(retriever)
+    if not available(r):
+        raise ValueError(f"retriever {r.name!r} needs an optional package: "
+                         f"{getattr(r.embed or r.build, 'install', 'see the README')}")
     texts = list(texts)
     if not texts:
         return _EmptyIndex()
-    if retriever == "bm25":
-        return BM25Index(texts)
-    if retriever == "lsa":
-        return LSAIndex(texts, seed=seed)
-    return HybridIndex(BM25Index(texts), LSAIndex(texts, seed=seed))
+    if r.fuses:
+        return HybridIndex(*[build_index(p, texts, seed=seed, analyzer=analyzer, cache=cache)
+                             for p in r.fuses])
+    if r.build is not None:
+        index = r.build(texts, analyzer=analyzer, seed=seed) if r.lexical else r.build(texts)
+        if not hasattr(index, "search"):
+            raise ValueError(f"retriever {r.name!r}: build() returned {type(index).__name__}, "
+                             f"which has no search(queries, k)")
+        return index
+    if cache is None:
+        return EmbeddingIndex(texts, r.embed)
+    return EmbeddingIndex(texts, lambda batch: cache.embed(batch, r.embed, r.batch_size))

@@ -196,3 +196,8 @@ def test_every_setting_is_documented_in_the_readme():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     missing = [s.name for s in config.SETTINGS if f"| `{s.name}` |" not in readme]
     assert missing == []
+
+
+def test_the_built_in_corpora_are_the_ones_the_corpus_stage_defines():
+    from chunkeval import corpus
+    assert set(config.BUILTIN_CORPORA) == set(corpus.BUILTIN_CORPORA)

@@ -9,7 +9,8 @@ from chunkeval.invariants import check
 from chunkeval.model import Document, Part
 from chunkeval.strategies.fixed import fixed
 from chunkeval.strategies.langchain_html import render_html
-from chunkeval.strategies.recursive import recursive, split_spans, splitter
+from chunkeval.strategies.recursive import (CJK_SEPARATORS, SPACE_SEPARATORS, recursive,
+                                            separators_for, split_spans, splitter)
 from chunkeval.strategies.structure import structure
 
 T = "FAQ"
@@ -99,10 +100,23 @@ def test_offsets_are_right_where_langchain_start_index_is_wrong():
 
 
 def test_recursive_texts_are_langchains_own():
-    doc = faq_document()
-    for size, overlap in ((200, 0), (400, 40), (800, 0)):
-        spans = split_spans(doc.text, size, overlap)
-        assert [doc.text[s:e] for s, e in spans] == splitter(size, overlap).split_text(doc.text)
+    english = " ".join(f"Sentence {i} says one thing, then another; and so on." for i in range(60))
+    for text in (faq_document().text, english):
+        seps = tuple(separators_for(text))
+        for size, overlap in ((200, 0), (400, 40), (800, 0)):
+            spans = split_spans(text, size, overlap)
+            assert [text[s:e] for s, e in spans] == splitter(size, overlap, seps).split_text(text)
+
+
+def test_recursive_separators_follow_the_script():
+    english = ("Install the package first. Then configure it, and restart the service. " * 12)
+    assert separators_for(english) == SPACE_SEPARATORS
+    assert separators_for("パッケージを入れる。設定する、そして再起動する。") == CJK_SEPARATORS
+    spans = split_spans(english, 200)
+    # English breaks at sentence ends, never inside a word (the CJK list would cut at 200 chars)
+    assert all(english[e - 2:e] == ". " or english[e - 1] == "." or e == len(english.rstrip())
+               for _, e in spans)
+    assert all(len(english[s:e]) <= 200 for s, e in spans)
 
 
 # --- structure, headings, prefix --------------------------------------------------------

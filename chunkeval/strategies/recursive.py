@@ -17,18 +17,28 @@ from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from ..analyzers import is_cjk
 from ..model import Chunk, Document
 from .registry import Strategy
 
-SEPARATORS = ["\n\n", "\n", "。", "、", ""]
+# Separators by the document's script: CJK text has no spaces between words, so it breaks
+# at 。 and 、; space-delimited text at sentence ends, clause marks, then spaces.
+CJK_SEPARATORS = ["\n\n", "\n", "。", "、", ""]
+SPACE_SEPARATORS = ["\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ", ""]
+SEPARATORS = CJK_SEPARATORS  # the default before languages were told apart
+
+
+def separators_for(text: str) -> list[str]:
+    return CJK_SEPARATORS if is_cjk([text]) else SPACE_SEPARATORS
 
 Span = tuple[int, int]
 
 
 @lru_cache(maxsize=None)
-def splitter(size: int, overlap: int = 0) -> RecursiveCharacterTextSplitter:
+def splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = tuple(SEPARATORS)
+             ) -> RecursiveCharacterTextSplitter:
     # LangChain raises the clear ValueError itself when overlap > size.
-    return RecursiveCharacterTextSplitter(separators=SEPARATORS, keep_separator="end",
+    return RecursiveCharacterTextSplitter(separators=list(separators), keep_separator="end",
                                           chunk_size=size, chunk_overlap=overlap,
                                           add_start_index=True)
 
@@ -131,10 +141,13 @@ def place(text: str, pieces: list[str], overlap: int) -> list[Span]:
     return spans
 
 
-def split_spans(text: str, size: int, overlap: int = 0) -> list[Span]:
-    """[start, end) spans of LangChain's recursive chunks of `text`, each an exact slice."""
-    pieces = splitter(size, overlap).split_text(text)
-    spans = tracked_spans(text, size, overlap)
+def split_spans(text: str, size: int, overlap: int = 0,
+                separators: list[str] | None = None) -> list[Span]:
+    """[start, end) spans of LangChain's recursive chunks of `text`, each an exact slice.
+    Separators: by default those of the text's script (`separators_for`)."""
+    seps = separators if separators is not None else separators_for(text)
+    pieces = splitter(size, overlap, tuple(seps)).split_text(text)
+    spans = tracked_spans(text, size, overlap, separators=seps)
     if len(spans) == len(pieces) and all(text[s:e] == p for (s, e), p in zip(spans, pieces)):
         return spans
     return place(text, pieces, overlap)
@@ -152,5 +165,6 @@ def recursive(size: int, overlap: int = 0) -> Strategy:
     splitter(size, overlap)  # fail at definition time on bad settings
     name = f"recursive-{size}" + (f"-ov{overlap}" if overlap else "")
     return Strategy(name, "recursive", lambda doc: recursive_chunks(doc, size, overlap),
-                    {"size": size, "overlap": overlap, "separators": SEPARATORS,
+                    {"size": size, "overlap": overlap,
+                     "separators": {"cjk": CJK_SEPARATORS, "space-delimited": SPACE_SEPARATORS},
                      "keep_separator": "end"}, slices=True)

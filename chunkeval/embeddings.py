@@ -1,0 +1,179 @@
+"""The embedding cache: vectors keyed by (retriever name, version, sha256 of the text).
+
+Under cache_root()/embeddings/<name>/<version>/, each lookup's newly embedded texts (up to
+1,024) make one shard file (`<random>.npz`: the 32-byte text digests and the float32 vectors), written
+atomically. Shards are only ever added or deleted whole, so runs and forked workers share
+the directory without locks; a shard that cannot be read is ignored (its texts are embedded
+again). Every strategy and run shares the cache: a second run embeds nothing it has seen, a
+changed strategy only its new chunk texts.
+
+The whole cache is kept under a size limit ($CHUNKEVAL_EMBEDDINGS_MB, default 2048 MB):
+after a write, the least recently written shards go first. `chunkeval cache clear` empties
+it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .cache import atomic_write, cache_root
+
+LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
+DEFAULT_LIMIT_MB = 2048
+SHARD_TEXTS = 1024  # new vectors per shard file, at most
+
+
+def root() -> Path:
+    return cache_root() / "embeddings"
+
+
+def limit_bytes() -> int:
+    raw = os.environ.get(LIMIT_VAR, "")
+    try:
+        return int(float(raw) * 2**20) if raw else DEFAULT_LIMIT_MB * 2**20
+    except ValueError:
+        raise ValueError(f"${LIMIT_VAR}={raw!r}: expected a size in MB") from None
+
+
+def _safe(part: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", part) or "_"
+
+
+def digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest()
+
+
+class EmbeddingCache:
+    """One retriever's vectors. `hits` and `misses` count texts looked up since creation."""
+
+    def __init__(self, name: str, version: str, directory: Path | None = None):
+        self.dir = directory or root() / _safe(name) / _safe(version)
+        self.hits = self.misses = 0
+        self._rows: dict[bytes, np.ndarray] | None = None
+        self._seen_shards: set[str] = set()
+
+    def _load(self) -> dict[bytes, np.ndarray]:
+        """Read shards not read yet (another process may have added some)."""
+        if self._rows is None:
+            self._rows = {}
+        for path in sorted(self.dir.glob("*.npz")) if self.dir.is_dir() else []:
+            if path.name in self._seen_shards:
+                continue
+            self._seen_shards.add(path.name)
+            try:
+                with np.load(path) as z:
+                    keys, vectors = z["keys"], z["vectors"]
+            except (OSError, ValueError, KeyError, EOFError):
+                continue  # damaged or half-deleted: those texts are embedded again
+            if keys.ndim != 2 or keys.shape[1] != 32 or len(keys) != len(vectors):
+                continue
+            for k, v in zip(keys, vectors):
+                self._rows[k.tobytes()] = v
+        return self._rows
+
+    def embed(self, texts: Sequence[str], fn: Callable[[list[str]], np.ndarray],
+              batch_size: int = 64) -> np.ndarray:
+        """[len(texts), d] float32 vectors: from the cache, else from `fn` in batches (and
+        then stored)."""
+        texts = list(texts)
+        keys = [digest(t) for t in texts]
+        rows = self._load()
+        missing: dict[bytes, str] = {}
+        for k, t in zip(keys, texts):
+            if k not in rows and k not in missing:
+                missing[k] = t
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        todo = list(missing.items())
+        new: dict[bytes, np.ndarray] = {}
+        for lo in range(0, len(todo), batch_size):
+            part = todo[lo:lo + batch_size]
+            vectors = _check(fn([t for _, t in part]), len(part))
+            new.update((k, v) for (k, _), v in zip(part, vectors))
+            if len(new) >= SHARD_TEXTS:  # an interrupted run keeps what it embedded
+                self._store(new)
+                rows.update(new)
+                new = {}
+        if new:
+            self._store(new)
+            rows.update(new)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([rows[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _store(self, new: dict[bytes, np.ndarray]) -> None:
+        buf = io.BytesIO()
+        keys = np.frombuffer(b"".join(new), dtype=np.uint8).reshape(len(new), 32)
+        np.savez(buf, keys=keys, vectors=np.stack(list(new.values())).astype(np.float32))
+        name = f"{uuid.uuid4().hex}.npz"
+        self._seen_shards.add(name)
+        try:
+            atomic_write(self.dir / name, buf.getvalue())
+        except OSError:
+            return  # a read-only cache only costs time
+        prune(limit_bytes())
+
+
+def _check(vectors, n: int) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim != 2 or len(v) != n:
+        raise ValueError(f"an embedding function returned shape {v.shape} for {n} texts; "
+                         f"expected [{n}, d]")
+    if not np.isfinite(v).all():
+        raise ValueError("an embedding function returned NaN or infinite values")
+    return v
+
+
+def usage() -> tuple[int, int]:
+    """(shard files, bytes) in the whole embedding cache."""
+    files = list(root().rglob("*.npz")) if root().is_dir() else []
+    return len(files), sum(_size(f) for f in files)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def prune(limit: int) -> int:
+    """Delete the oldest shards until the cache holds at most `limit` bytes; the count
+    deleted."""
+    if not root().is_dir():
+        return 0
+    shards = []
+    for f in root().rglob("*.npz"):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        shards.append((st.st_mtime, f, st.st_size))
+    total = sum(s for _, _, s in shards)
+    removed = 0
+    for _, f, size in sorted(shards):
+        if total <= limit:
+            break
+        try:
+            f.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
+
+
+def clear() -> int:
+    """Delete the whole embedding cache; the bytes freed."""
+    _, size = usage()
+    shutil.rmtree(root(), ignore_errors=True)
+    return size

