@@ -172,7 +172,7 @@ class Evaluation:
             embedded2, cached2 = self._embedding_counts()
             self._results[key] = {
                 "strategy": strategy_name, "retriever": retriever, "query_set": qs.name,
-                "retriever_version": r.version, "analyzer": self.analyzer,
+                "retriever_version": r.full_version, "analyzer": self.analyzer,
                 # texts this result embedded anew, and those it found in the embedding cache
                 "embeddings": {"embedded": embedded2 - embedded, "cached": cached2 - cached},
                 "metrics": summary,
@@ -260,8 +260,8 @@ class Evaluation:
 
 
 # The main job runs these costly retrievers on these strategies only (when the user names no
-# retrievers): on 2 cores, `use` embeds about 80 chunks a second, and one strategy on
-# both query sets costs it a minute or more cold.
+# retrievers): `use` embeds about 60 chunks a CPU second, so one strategy on debian-ja's two
+# query sets (about 4,000 chunk texts) costs it a minute or more when the cache is cold.
 LIMITED_RETRIEVERS = {"use": ("fixed-400", "structure-400+prefix", "recursive-400-ov40"),
                       "hybrid-use": ("fixed-400", "structure-400+prefix", "recursive-400-ov40")}
 

@@ -420,9 +420,17 @@ class Retriever:
         if not self.name or "|" in self.name:
             raise ValueError(f"retriever name {self.name!r}: must be non-empty, without '|'")
 
+    @property
+    def full_version(self) -> str:
+        """The version, and for a hybrid its parts' versions too: a new `use` model makes
+        `hybrid-use` another retriever."""
+        if not self.fuses:
+            return str(self.version)
+        return f"{self.version}({'+'.join(get(p).full_version for p in self.fuses)})"
+
     def describe(self) -> dict:
         shape = "embed" if self.embed else "build" if self.build else "hybrid"
-        d = {"name": self.name, "version": str(self.version), "shape": shape}
+        d = {"name": self.name, "version": self.full_version, "shape": shape}
         if self.fuses:
             d["fuses"] = list(self.fuses)
         return d

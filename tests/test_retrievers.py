@@ -69,6 +69,7 @@ def outside(tmp_path, monkeypatch, cache_dir):
 def test_builtins_are_registered_and_unknown_names_list_them():
     assert {"bm25", "lsa", "hybrid", "use", "hybrid-use"} <= set(retrieval.names(all=True))
     assert retrieval.get("hybrid-use").fuses == ("bm25", "use")
+    assert retrieval.get("hybrid-use").full_version == f"1(1+{retrieval.get('use').version})"
     with pytest.raises(ValueError, match="unknown retriever 'dense'; known: bm25, lsa"):
         retrieval.get("dense")
 
