@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from . import strategies
-from .baselines import Baseline, BaselineError, Tolerance, compare
+from .baselines import (UPDATE_MODES, Baseline, BaselineError, Tolerance, baseline_path,
+                        compare, corpus_identity, update_file)
 from .cache import atomic_write
 from .config import configured_splitters
 from .model import InputError
@@ -48,9 +49,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "and the chunkeval_splitters ini setting.")
     parser.addini("chunkeval_splitters", type="linelist", default=[],
                   help="splitters to register, one MODULE:ATTR a line")
-    group.addoption("--update-baselines", action="store_true", default=False,
-                    help="record this run's metrics as the new baselines (written atomically "
-                         "at the end of the session) instead of comparing against them")
+    group.addoption("--update-baselines", nargs="?", const="all", default=None,
+                    choices=UPDATE_MODES, metavar="MODE",
+                    help="record this run's metrics as the new baselines (merged into the file "
+                         "under a lock at the end of the session) instead of comparing against "
+                         "them. MODE: all (default: every selected entry), failing (only "
+                         "selected entries that fail, changed their chunks or are missing), "
+                         "replace (like all, and may replace an unreadable baseline file)")
     option("chunkeval-corpus", default="debian-ja", metavar="NAME|DIR",
            help="corpus to evaluate: 'debian-ja' (default) or a directory of HTML files")
     option("chunkeval-query-sets", ini_type="args", default=[], metavar="NAMES",
@@ -196,8 +201,12 @@ class State:
 
     @property
     def baseline_path(self) -> Path:
-        root = Path(self.config.rootpath) / str(_setting(self.config, "chunkeval_baselines"))
-        return root / f"{_safe(self.corpus.name)}.json"
+        return baseline_path(_baselines_dir(self.config), self.corpus.name)
+
+    @property
+    def corpus_record(self) -> dict:
+        from .evaluate import corpus_summary
+        return {**corpus_summary(self.corpus), "identity": _identity(self.config)}
 
     @property
     def baseline(self) -> Baseline:
@@ -209,8 +218,12 @@ class State:
         return self._baseline
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name) or "corpus"
+def _baselines_dir(config: pytest.Config) -> Path:
+    return Path(config.rootpath) / str(_setting(config, "chunkeval_baselines"))
+
+
+def _identity(config: pytest.Config) -> str:
+    return corpus_identity(str(_setting(config, "chunkeval_corpus")), config.rootpath)
 
 
 @pytest.fixture(scope="session")
@@ -238,13 +251,12 @@ class Checker:
     def _comparable(self, query_set) -> Baseline:
         st = self.state
         ev = st.evaluation
-        from .evaluate import corpus_summary
         baseline = st.baseline
         if not baseline.exists:
             pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
                         "to record one from this run, then commit it", pytrace=False)
         try:
-            baseline.check_comparable(corpus_summary(st.corpus), ev.settings.to_json(),
+            baseline.check_comparable(st.corpus_record, ev.settings.to_json(),
                                       query_set.name, query_set.fingerprint)
         except BaselineError as e:
             pytest.fail(str(e), pytrace=False)
@@ -258,8 +270,7 @@ class Checker:
         row = {"strategy": case.strategy, "retriever": case.retriever, "query_set": qs.name,
                "metrics": {m: v["value"] for m, v in result["metrics"].items()}}
         if st.update:
-            from .evaluate import corpus_summary
-            row["record"] = {"corpus": corpus_summary(st.corpus), "settings": ev.settings.to_json(),
+            row["record"] = {"corpus": st.corpus_record, "settings": ev.settings.to_json(),
                              "query_sets": {qs.name: {"fingerprint": qs.fingerprint}},
                              "result": result_for_baseline(result)}
             self._emit(row)
@@ -276,6 +287,9 @@ class Checker:
             pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
                         f"({e!s}); re-record it with `pytest --update-baselines`", pytrace=False)
         row["verdicts"] = [v.to_json() for v in verdicts]
+        if entry.get("chunks_hash") and entry["chunks_hash"] != result["chunks"].get("hash"):
+            row["chunks_changed"] = {"params": entry.get("params"),
+                                     "now": strategies.get(case.strategy).describe()["params"]}
         self._emit(row)
         bad = [v for v in verdicts if v.status == "regressed"]
         if bad:
@@ -311,6 +325,7 @@ class Checker:
 def result_for_baseline(result: dict) -> dict:
     """Only what a baseline keeps: spans and texts stay out of the report stream."""
     return {k: result[k] for k in ("strategy", "retriever", "query_set", "metrics", "chunks")} | {
+        "params": strategies.get(result["strategy"]).describe()["params"],
         "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
                       for q in result["per_query"]]}
 
@@ -326,6 +341,7 @@ class Summary:
         self.config = config
         self.rows: list[dict] = []
         self.written: str | None = None
+        self.error: str | None = None
         self.stale: list[str] = []
 
     @pytest.hookimpl
@@ -339,37 +355,47 @@ class Summary:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.getoption("update_baselines"):
-            self._write_baselines()
+            self._write_baselines(session)
         path = _setting(self.config, "chunkeval_json")
         if path:
             atomic_write(path, json.dumps({"rows": self.rows}, ensure_ascii=False, indent=1))
 
-    def _write_baselines(self) -> None:
+    def _write_baselines(self, session: pytest.Session) -> None:
         records = [r["record"] for r in self.rows if "record" in r]
         if not records:
             return
-        name = _safe(records[0]["corpus"]["name"])
-        root = Path(self.config.rootpath) / str(_setting(self.config, "chunkeval_baselines"))
-        path = root / f"{name}.json"
+        path = baseline_path(_baselines_dir(self.config), records[0]["corpus"]["name"])
         try:
-            baseline = Baseline.load(path)
-        except InputError:
-            baseline = Baseline(path)  # unreadable: replaced whole by this run
-        for rec in records:
-            baseline.record(rec["corpus"], rec["settings"], rec["query_sets"], rec["result"])
-        baseline.save()
-        self.written = f"{path} ({len(records)} entries recorded, {len(baseline.data['entries'])} in the file)"
-        self.stale = baseline.stale(set(strategies.names()))
+            done = update_file(path, records, self.config.getoption("update_baselines"),
+                               identity=records[0]["corpus"].get("identity"),
+                               tolerance=State(self.config).tolerance,
+                               known_strategies=set(strategies.names()))
+        except (InputError, BaselineError) as e:
+            self.error = f"baselines NOT written: {e}"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        self.written, self.stale = done.describe(), done.stale
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
-        if not self.rows and not self.written:
+        if not self.rows and not self.written and not self.error:
             return
         tr.section("chunkeval")
         table = [r for r in self.rows if "verdicts" in r]
         if table:
             tr.write_line(format_summary(table))
+        if self.error:
+            tr.write_line(self.error, red=True)
+        changed = [r for r in table if "chunks_changed" in r]
+        for r in changed:
+            within = all(v["status"] != "regressed" for v in r["verdicts"])
+            params = r["chunks_changed"]
+            what = ("params unchanged" if params["params"] == params["now"] else
+                    f"params {params['params']} -> {params['now']}")
+            tr.write_line(f"{r['strategy']} {r['retriever']} {r['query_set']}: chunks changed, "
+                          f"{'metrics within bounds' if within else 'metrics regressed'} "
+                          f"({what})")
         if self.written:
             tr.write_line(f"baselines written: {self.written}")
             if self.stale:
