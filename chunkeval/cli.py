@@ -45,6 +45,9 @@ def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
                             "that yields queries on the corpus")
         p.add_argument("--max-queries", type=int, default=800, metavar="N",
                        help="sample at most N queries per set, seed 0 (default 800)")
+    p.add_argument("--max-document-mb", type=float, default=64, metavar="MB",
+                   help="skip, with a warning, any page larger than this, as read or once "
+                        "decompressed (default 64)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any input file or query line had a problem")
     p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
@@ -159,7 +162,7 @@ def _apt_update() -> None:
 def _load(args):
     from .corpus import load_corpus
     from .evaluate import Evaluation, Settings
-    corpus = load_corpus(args.corpus)
+    corpus = load_corpus(args.corpus, max_document_mb=args.max_document_mb)
     settings = Settings(max_queries=getattr(args, "max_queries", 800),
                         **{k: getattr(args, k) for k in ("k", "budget") if hasattr(args, k)})
     evaluation = Evaluation(corpus, settings, args.queries)

@@ -67,6 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 "default: all")
     option("chunkeval-retrievers", ini_type="args", default=[], metavar="NAMES",
            help="only these retrievers (comma-separated: bm25,lsa,hybrid); default: all")
+    option("chunkeval-max-document-mb", default="64", metavar="MB",
+           help="skip, with a warning, any page larger than this, as read or once "
+                "decompressed (default 64)")
     option("chunkeval-baselines", default="baselines", metavar="DIR",
            help="directory of baseline files, relative to the rootdir (default: baselines)")
     option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here")
@@ -93,7 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
             strategies.load_splitter(spec)
     except (strategies.SplitterError, InputError) as e:
         raise pytest.UsageError(str(e)) from None
-    for name in ("chunkeval_min_effect", "chunkeval_confidence", "chunkeval_cut_ceiling"):
+    for name in ("chunkeval_min_effect", "chunkeval_confidence", "chunkeval_cut_ceiling",
+                 "chunkeval_max_document_mb"):
         try:
             float(_setting(config, name))
         except (TypeError, ValueError):
@@ -187,9 +191,11 @@ class State:
         if self._corpus is None:
             from .corpus import CorpusError, load_corpus
             try:
-                self._corpus = load_corpus(str(_setting(self.config, "chunkeval_corpus")))
+                self._corpus = load_corpus(
+                    str(_setting(self.config, "chunkeval_corpus")),
+                    max_document_mb=float(_setting(self.config, "chunkeval_max_document_mb")))
             except (CorpusError, InputError) as e:
-                pytest.fail(f"chunkeval: cannot load the corpus: {e}", pytrace=False)
+                _fail(f"chunkeval: cannot load the corpus: {e}")
         return self._corpus
 
     @property
@@ -214,8 +220,18 @@ class State:
             try:
                 self._baseline = Baseline.load(self.baseline_path)
             except InputError as e:
-                pytest.fail(str(e), pytrace=False)
+                _fail(str(e))
         return self._baseline
+
+
+def _fail(message: str) -> None:
+    """pytest.fail from inside an except block, without the "During handling of the above
+    exception" repeat of the same message."""
+    try:
+        pytest.fail(message, pytrace=False)
+    except pytest.fail.Exception as e:
+        e.__suppress_context__ = True
+        raise
 
 
 def _baselines_dir(config: pytest.Config) -> Path:
@@ -259,7 +275,7 @@ class Checker:
             baseline.check_comparable(st.corpus_record, ev.settings.to_json(),
                                       query_set.name, query_set.fingerprint)
         except BaselineError as e:
-            pytest.fail(str(e), pytrace=False)
+            _fail(str(e))
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
@@ -284,8 +300,8 @@ class Checker:
         try:
             verdicts = compare(result, entry, ev.settings.complete_at, st.tolerance)
         except (KeyError, ValueError) as e:
-            pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
-                        f"({e!s}); re-record it with `pytest --update-baselines`", pytrace=False)
+            _fail(f"{what}: the entry in {baseline.path} does not match this run "
+                        f"({e!s}); re-record it with `pytest --update-baselines`")
         row["verdicts"] = [v.to_json() for v in verdicts]
         if entry.get("chunks_hash") and entry["chunks_hash"] != result["chunks"].get("hash"):
             row["chunks_changed"] = {"params": entry.get("params"),

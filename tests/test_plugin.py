@@ -287,6 +287,12 @@ def test_a_few_boundaries_shifted_by_a_few_characters_pass(project):
     recall = next(v for v in row["verdicts"] if v["metric"] == "recall_at_k")
     assert recall["value"] != recall["baseline"]  # the numbers moved, within the noise
     assert {v["status"] for v in row["verdicts"]} == {"ok"}
+    # the strategy changed under its name: the summary says so, though it passed
+    assert re.search(r"^mywin bm25 section-titles: chunks changed, metrics within bounds "
+                     r"\(params \{.*'size': 300\} -> \{.*'size': 307.*\}\)$", result.stdout.str(), re.M)
+    record(project, only="mywin")
+    result = run(project, only="mywin")
+    assert result.ret == 0 and "chunks changed" not in result.stdout.str()
 
 
 # -- cut rate: a row-cutting "structure" splitter is refused; any retriever's entry serves ----
@@ -338,9 +344,22 @@ def test_a_corrupt_baseline_file_is_named_in_a_clear_error(project):
     (project.path / BASELINE).write_text('{"schema": 1, "entries": {', encoding="utf-8")
     result = run(project, only="mywin")
     assert result.ret == 1
-    result.stdout.fnmatch_lines([f"*{BASELINE}: not a valid baseline file (*); fix it or "
-                                 "re-create it with `pytest --update-baselines`*"])
-    assert "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{BASELINE}: not a valid baseline file (*); fix it, or "
+                                 "replace it with this run's entries by `pytest "
+                                 "--update-baselines=replace`*"])
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    assert "During handling" not in out and out.count("not a valid baseline file (") == 1
+    # an update neither replaces it silently nor crashes; replace does, when asked
+    before = (project.path / BASELINE).read_bytes()
+    result = run(project, "--update-baselines", only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"baselines NOT written: *{BASELINE}: not a valid baseline*"])
+    assert (project.path / BASELINE).read_bytes() == before
+    result = run(project, "--update-baselines=replace", only="mywin")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["baselines written: *(1 entries recorded, 1 in the file); "
+                                 "the old file was replaced: *not a valid baseline file*"])
 
 
 # -- (e) writing baselines: stable bytes, and a crash keeps the old file ---------------------
