@@ -373,8 +373,10 @@ def test_update_baselines_twice_gives_the_same_bytes(project):
 @pytest.mark.parametrize("failing", ["fsync", "replace"])
 def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatch, failing):
     path = tmp_path / "baselines" / "c.json"
-    old = Baseline(path, {"schema": 1, "corpus": {"name": "c"}, "settings": {},
-                          "query_sets": {}, "entries": {"a|bm25|q": {"cut_rate": 0.0}}})
+    entry = {"metrics": dict.fromkeys(baselines.METRICS, 0.5), "cut_rate": 0.0, "chunks": 1,
+             "per_query": {"coverage": [0.5], "budget_coverage": [0.5], "doc_hit": [1]}}
+    old = Baseline(path, {"schema": 1, "corpus": {"name": "c", "fingerprint": "f"},
+                          "settings": {}, "query_sets": {}, "entries": {"a|bm25|q": entry}})
     old.save()
     before = path.read_bytes()
 
