@@ -325,6 +325,26 @@ def test_a_baseline_recorded_on_another_corpus_fails_saying_how_to_rebaseline(pr
         "re-baseline with `pytest --update-baselines`.*"])
 
 
+def test_two_corpora_of_one_name_never_overwrite_each_others_baseline(project):
+    first = record(project, only="mywin")
+    other = project.path / "elsewhere" / CORPUS
+    other.mkdir(parents=True)
+    for name, text in list(corpus_pages(seed=8).items())[:20]:
+        (other / name).write_text(text, encoding="utf-8")
+    elsewhere = ("--chunkeval-corpus", str(other))
+    result = run(project, "--update-baselines", *elsewhere, only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"baselines NOT written: *{BASELINE}: recorded on the corpus "
+                                 f"'dir:{CORPUS}', not on this run's 'dir:elsewhere/{CORPUS}'*"])
+    assert (project.path / BASELINE).read_bytes() == first
+    result = run(project, *elsewhere, only="mywin")  # comparing says the same, once
+    assert result.ret == 1 and result.stdout.str().count("recorded on the corpus") == 1
+    other_dir = ("--chunkeval-baselines", "baselines-elsewhere")
+    assert run(project, "--update-baselines", *elsewhere, *other_dir, only="mywin").ret == 0
+    assert run(project, *elsewhere, *other_dir, only="mywin").ret == 0
+    assert (project.path / BASELINE).read_bytes() == first
+
+
 def test_a_missing_entry_and_a_missing_file_say_how_to_record_them(project):
     result = run(project, only="mywin")
     assert result.ret == 1
