@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from chunkeval.baselines import Baseline, BaselineError, Tolerance, compare, dumps, entry_from_result
+from chunkeval.baselines import (Baseline, BaselineError, Tolerance, compare, dumps,
+                                 entry_from_result)
 
 COMPLETE_AT = 0.95
 
@@ -148,7 +149,7 @@ def test_overlapping_updates_keep_both_runs_entries(tmp_path, monkeypatch):
     assert set(entries) == {"old|bm25|qs", "a|bm25|qs", "b|bm25|qs"}
 
 
-def _saved(tmp_path, mutate) -> "Path":
+def _saved(tmp_path, mutate):
     b = Baseline(tmp_path / "c.json")
     for name in ("a", "b"):
         r = _record(name)

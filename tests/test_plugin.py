@@ -289,7 +289,8 @@ def test_a_few_boundaries_shifted_by_a_few_characters_pass(project):
     assert {v["status"] for v in row["verdicts"]} == {"ok"}
     # the strategy changed under its name: the summary says so, though it passed
     assert re.search(r"^mywin bm25 section-titles: chunks changed, metrics within bounds "
-                     r"\(params \{.*'size': 300\} -> \{.*'size': 307.*\}\)$", result.stdout.str(), re.M)
+                     r"\(params \{.*'size': 300\} -> \{.*'size': 307.*\}\)$",
+                     result.stdout.str(), re.M)
     record(project, only="mywin")
     result = run(project, only="mywin")
     assert result.ret == 0 and "chunks changed" not in result.stdout.str()
