@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -363,6 +364,9 @@ class UpdateSummary:
 
     def describe(self) -> str:
         parts = [f"{self.recorded} entries recorded"]
+        if self.reasons:
+            why = Counter(self.reasons.values())
+            parts[0] += " (" + ", ".join(f"{n} {w}" for w, n in sorted(why.items())) + ")"
         if self.unchanged:
             parts.append(f"{self.unchanged} selected entries passed and were kept as they were")
         if self.dropped:

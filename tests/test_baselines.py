@@ -258,6 +258,8 @@ def test_update_modes_rewrite_only_what_they_should(tmp_path):
     assert done.reasons == {"worse|bm25|qs": "failed", "changed|bm25|qs": "chunks changed",
                             "new|bm25|qs": "missing"}
     assert (done.recorded, done.unchanged, done.total) == (3, 1, 5)
+    assert "3 entries recorded (1 chunks changed, 1 failed, 1 missing), 1 selected entries " \
+           "passed and were kept as they were, 5 in the file" in done.describe()
     after = entries()
     assert after["same|bm25|qs"] == before["same|bm25|qs"]  # passed: left as it was
     assert after["aside|bm25|qs"] == before["aside|bm25|qs"]  # not selected: untouched
