@@ -67,13 +67,20 @@ def chunkeval_command(code: str | None) -> tuple[list[str], dict]:
                                   "sys.exit(main(sys.argv[1:]))"], env
 
 
+def supports_limit(code: str | None) -> bool:
+    """Versions before the document size limit have no --max-document-mb."""
+    cli = Path(code or Path(__file__).parent.parent) / "chunkeval" / "cli.py"
+    return "--max-document-mb" in cli.read_text(encoding="utf-8")
+
+
 def measure(corpus: Path, code: str | None) -> dict:
     """One run in a child whose peak RSS we read from its own rusage."""
     cmd, env = chunkeval_command(code)
     with tempfile.TemporaryDirectory() as cache:
         env["CHUNKEVAL_CACHE"] = cache
         t0 = time.perf_counter()
-        proc = subprocess.Popen([*cmd, "corpus", "info", "--corpus", str(corpus), "--json"],
+        limit = ["--max-document-mb", "1000"] if supports_limit(code) else []
+        proc = subprocess.Popen([*cmd, "corpus", "info", "--corpus", str(corpus), "--json", *limit],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out = proc.stdout.read()
         err = proc.stderr.read()

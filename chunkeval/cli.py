@@ -45,9 +45,9 @@ def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
                             "that yields queries on the corpus")
         p.add_argument("--max-queries", type=int, default=800, metavar="N",
                        help="sample at most N queries per set, seed 0 (default 800)")
-    p.add_argument("--max-document-mb", type=float, default=64, metavar="MB",
+    p.add_argument("--max-document-mb", type=float, default=20, metavar="MB",
                    help="skip, with a warning, any page larger than this, as read or once "
-                        "decompressed (default 64)")
+                        "decompressed (default 20)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any input file or query line had a problem")
     p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",

@@ -32,9 +32,10 @@ from .progress import Progress
 DEFAULT_CORPUS = "debian-ja"
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
 CACHE_FORMAT = 1
-# A page larger than this (read, or once decompressed) is skipped with a warning: parsing
-# costs about ten times its size in memory, so 64 MB keeps one page within a few hundred MB.
-MAX_DOCUMENT_MB = 64
+# A page larger than this (read, or once decompressed) is skipped with a warning. Parsing a
+# page and building its query sets peak at about 25 times its size (bench/big_document.py:
+# 10 MB, 260 MB RSS; 50 MB, 1 GB), so 20 MB keeps one page within a few hundred MB.
+MAX_DOCUMENT_MB = 20
 GZIP_MAGIC = b"\x1f\x8b"
 
 

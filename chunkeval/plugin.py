@@ -67,9 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 "default: all")
     option("chunkeval-retrievers", ini_type="args", default=[], metavar="NAMES",
            help="only these retrievers (comma-separated: bm25,lsa,hybrid); default: all")
-    option("chunkeval-max-document-mb", default="64", metavar="MB",
+    option("chunkeval-max-document-mb", default="20", metavar="MB",
            help="skip, with a warning, any page larger than this, as read or once "
-                "decompressed (default 64)")
+                "decompressed (default 20)")
     option("chunkeval-baselines", default="baselines", metavar="DIR",
            help="directory of baseline files, relative to the rootdir (default: baselines)")
     option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here")
