@@ -1,6 +1,10 @@
 """Baselines: what a real run measured, kept per query so a new run can be tested against it.
 
-File `baselines/<corpus name>.json`. A verdict is a paired test of the new per-query values
+File `baselines/<corpus name>.json` (see baseline_path); the file records which corpus it
+was made on (its identity: the built-in name, or the directory), and an update refuses a file
+made on another corpus. Updates run through update_file: under a lock beside the file, the
+file is read, validated, merged with this run's entries and renamed into place, so that
+concurrent updates keep every entry. A verdict is a paired test of the new per-query values
 against the recorded ones: a metric regressed only when the bootstrap interval of the mean
 difference lies wholly below zero *and* the drop is at least `min_effect`. The same bounds
 upward mark an improvement, which is reported, never failed.
@@ -9,13 +13,17 @@ upward mark an improvement, which is reported, never failed.
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from .cache import atomic_write
+from .config import BUILTIN_CORPORA
 from .model import InputError
 from .stats import paired_bootstrap
 
@@ -26,6 +34,11 @@ COMPARED_SETTINGS = ("k", "budget", "shingle", "complete_at", "max_queries", "se
 # metric -> the per-query series it is the mean of
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage",
            "complete_rate": "complete", "doc_hit_at_k": "doc_hit"}
+# --update-baselines=MODE: every selected entry; only the selected entries that fail, changed
+# their chunks or are missing; or every selected entry, replacing an unreadable file.
+UPDATE_MODES = ("all", "failing", "replace")
+LOCK_TIMEOUT = 600  # seconds to wait for another run's update of the same file
+
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,8 @@ def entry_from_result(result: dict, complete_at: float) -> dict:
                     for m, src in METRICS.items()},
         "cut_rate": round(float(result["metrics"]["cut_rate"]["value"]), DECIMALS),
         "chunks": result["chunks"]["count"],
+        **({"chunks_hash": result["chunks"]["hash"]} if result["chunks"].get("hash") else {}),
+        **({"params": result["params"]} if result.get("params") is not None else {}),
         "per_query": {"coverage": s["coverage"].tolist(),
                       "budget_coverage": s["budget_coverage"].tolist(),
                       "doc_hit": s["doc_hit"].astype(int).tolist()},
@@ -116,6 +131,9 @@ def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> li
             raise ValueError(f"{metric}: {len(a)} queries now, {len(b)} in the baseline")
         if not len(a):
             continue
+        # Every comparison with NaN is false: a NaN would pass any bound.
+        if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            raise ValueError(f"{metric}: a value is not a finite number")
         ci = paired_bootstrap(a, b, resamples=tol.resamples, seed=tol.seed,
                               confidence=tol.confidence)
         status = "ok"
@@ -132,6 +150,98 @@ class BaselineError(Exception):
     """The baseline cannot be compared with this run; the message says how to fix that."""
 
 
+RECREATE = "fix it, or replace it with this run's entries by `pytest --update-baselines=replace`"
+
+
+def _bad(path: Path, problem: str) -> InputError:
+    return InputError(str(path), f"not a valid baseline file ({problem}); {RECREATE}")
+
+
+def _rate(x) -> bool:
+    return (type(x) in (int, float)) and math.isfinite(x) and 0 <= x <= 1
+
+
+def _check_entry(name: str, e) -> str | None:
+    """What is wrong with one entry, or None."""
+    if len(name.split("|")) != 3 or not all(name.split("|")):
+        return "its key is not 'strategy|retriever|query set'"
+    if not isinstance(e, dict):
+        return "not an object"
+    missing = [k for k in ("metrics", "cut_rate", "chunks", "per_query") if k not in e]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if not isinstance(e["metrics"], dict):
+        return "'metrics' is not an object"
+    for m in METRICS:
+        if not _rate(e["metrics"].get(m)):
+            return f"metrics.{m} is {e['metrics'].get(m)!r}, not a number in [0, 1]"
+    if not _rate(e["cut_rate"]):
+        return f"cut_rate is {e['cut_rate']!r}, not a number in [0, 1]"
+    if type(e["chunks"]) is not int or e["chunks"] < 0:
+        return f"chunks is {e['chunks']!r}, not a count"
+    if "chunks_hash" in e and not (isinstance(e["chunks_hash"], str)
+                                   and re.fullmatch(r"[0-9a-f]{64}", e["chunks_hash"])):
+        return "chunks_hash is not a sha256 hex digest"
+    if "params" in e and not isinstance(e["params"], dict):
+        return "params is not an object"
+    pq = e["per_query"]
+    if not isinstance(pq, dict):
+        return "per_query is not an object"
+    lengths = set()
+    for series_name in ("coverage", "budget_coverage", "doc_hit"):
+        values = pq.get(series_name)
+        if not isinstance(values, list):
+            return f"per_query.{series_name} is not a list"
+        ok = (lambda v: v in (0, 1) and type(v) is int) if series_name == "doc_hit" else _rate
+        bad = next((i for i, v in enumerate(values) if not ok(v)), None)
+        if bad is not None:
+            return (f"per_query.{series_name}[{bad}] is {values[bad]!r}, not "
+                    + ("0 or 1" if series_name == "doc_hit" else "a number in [0, 1]"))
+        lengths.add(len(values))
+    if len(lengths) > 1:
+        return "the per_query lists differ in length"
+    return None
+
+
+def validate(path: Path, data) -> None:
+    """Raise InputError naming the file and the first thing wrong with it."""
+    if not isinstance(data, dict):
+        raise _bad(path, "not a JSON object")
+    if data.get("schema") != SCHEMA:
+        raise _bad(path, f"schema is {data.get('schema')!r}, expected {SCHEMA}")
+    for k in ("corpus", "settings", "query_sets", "entries"):
+        if not isinstance(data.get(k), dict):
+            raise _bad(path, f"{k!r} is {'missing' if k not in data else 'not an object'}")
+    for k in ("name", "fingerprint"):
+        if not isinstance(data["corpus"].get(k), str) and data["entries"]:
+            raise _bad(path, f"corpus.{k} is not a string")
+    for name, qs in data["query_sets"].items():
+        if not isinstance(qs, dict) or not isinstance(qs.get("fingerprint"), str):
+            raise _bad(path, f"query set {name!r} has no fingerprint")
+    for name in sorted(data["entries"]):
+        problem = _check_entry(name, data["entries"][name])
+        if problem:
+            raise _bad(path, f"entry {name!r}: {problem}")
+
+
+def _read(path: Path) -> dict | None:
+    """The validated contents, None when there is no file; InputError when it is bad."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InputError(str(path), f"cannot read the baseline file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise _bad(path, f"not UTF-8: {e}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:  # JSONDecodeError included
+        raise _bad(path, str(e)) from None
+    validate(path, data)
+    return data
+
+
 class Baseline:
     def __init__(self, path: Path, data: dict | None = None):
         self.path = Path(path)
@@ -140,19 +250,10 @@ class Baseline:
 
     @classmethod
     def load(cls, path: str | Path) -> "Baseline":
-        """The file's baseline, or an empty one when there is no file yet."""
+        """The file's baseline, or an empty one when there is no file yet. A file that is
+        not valid JSON, or any entry of it that is malformed, raises InputError."""
         path = Path(path)
-        if not path.exists():
-            return cls(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise InputError(str(path), f"not a valid baseline file ({e}); fix it or "
-                             "re-create it with `pytest --update-baselines`") from None
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA or "entries" not in data:
-            raise InputError(str(path), f"not a chunkeval baseline of schema {SCHEMA}; "
-                             "re-create it with `pytest --update-baselines`")
-        return cls(path, data)
+        return cls(path, _read(path))
 
     @property
     def exists(self) -> bool:
@@ -166,10 +267,23 @@ class Baseline:
         return sorted(k.split("|")[1] for k in self.data["entries"]
                       if k.split("|")[0] == strategy and k.split("|")[2] == query_set)
 
+    def check_corpus_identity(self, identity: str) -> None:
+        """Raise BaselineError when the file was made on another corpus of the same name."""
+        recorded = self.data["corpus"].get("identity")
+        if recorded is not None and recorded != identity and self.data["entries"]:
+            raise BaselineError(
+                f"{self.path}: recorded on the corpus {recorded!r}, not on this run's "
+                f"{identity!r} (two corpora named {self.data['corpus'].get('name')!r}). "
+                "Keep each corpus's baselines apart: pass --chunkeval-baselines OTHER_DIR for "
+                "this one, or move the file there; `pytest --update-baselines=replace` "
+                "takes the file over for this corpus.")
+
     def check_comparable(self, corpus: dict, settings: dict, query_set: str,
                          query_set_fingerprint: str) -> None:
         """Raise BaselineError when this baseline measured something else."""
         how = "If the change is intended, re-baseline with `pytest --update-baselines`."
+        if corpus.get("identity"):
+            self.check_corpus_identity(corpus["identity"])
         rec = self.data["corpus"]
         if rec.get("fingerprint") != corpus["fingerprint"]:
             raise BaselineError(
@@ -187,11 +301,13 @@ class Baseline:
                 f"{self.path}: query set {query_set!r} changed (fingerprint "
                 f"{qs.get('fingerprint')} recorded, {query_set_fingerprint} now). {how}")
 
-    def record(self, corpus: dict, settings: dict, query_sets: dict, result: dict) -> None:
-        """Record one result. Entries measured on another corpus, under other settings or
-        on another version of a query set are dropped: kept, they would later be compared
-        against queries they were not measured on."""
+    def record(self, corpus: dict, settings: dict, query_sets: dict, result: dict) -> int:
+        """Record one result; returns how many other entries it dropped. Entries measured on
+        another corpus, under other settings or on another version of a query set are
+        dropped: kept, they would later be compared against queries they were not measured
+        on."""
         compared = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
+        before = len(self.data["entries"])
         if (self.data["corpus"].get("fingerprint") not in (None, corpus["fingerprint"])
                 or self.data["settings"] not in ({}, compared)):
             self.data["entries"], self.data["query_sets"] = {}, {}
@@ -200,17 +316,142 @@ class Baseline:
             if old is not None and old != qs:
                 self.data["entries"] = {k: v for k, v in self.data["entries"].items()
                                         if k.split("|")[2] != name}
-        self.data["corpus"] = {"name": corpus["name"], "fingerprint": corpus["fingerprint"]}
+        dropped = before - len(self.data["entries"])
+        self.data["corpus"] = {k: corpus[k] for k in ("name", "fingerprint", "identity")
+                               if k in corpus}
         self.data["settings"] = compared
         self.data["query_sets"].update(query_sets)
         self.data["entries"][key(result["strategy"], result["retriever"], result["query_set"])] = \
             entry_from_result(result, settings["complete_at"])
+        return dropped
+
+    def needs_update(self, rec: dict, tol: Tolerance) -> str | None:
+        """Why the entry of this record should be rewritten under `failing`, or None."""
+        r = rec["result"]
+        entry = self.entry(r["strategy"], r["retriever"], r["query_set"])
+        if entry is None:
+            return "missing"
+        try:
+            self.check_comparable(rec["corpus"], rec["settings"], r["query_set"],
+                                  rec["query_sets"][r["query_set"]]["fingerprint"])
+        except BaselineError:
+            return "not comparable"
+        if entry.get("chunks_hash") != r["chunks"].get("hash"):
+            return "chunks changed"
+        if r["metrics"]["cut_rate"]["value"] > entry["cut_rate"] + tol.cut_slack:
+            return "failed"
+        try:
+            verdicts = compare(r, entry, rec["settings"]["complete_at"], tol)
+        except ValueError:
+            return "not comparable"
+        return "failed" if any(v.status == "regressed" for v in verdicts) else None
 
     def stale(self, known_strategies: set[str]) -> list[str]:
         return sorted(k for k in self.data["entries"] if k.split("|")[0] not in known_strategies)
 
     def save(self) -> Path:
         return atomic_write(self.path, dumps(self.data))
+
+
+def corpus_identity(source: str, rootdir: str | Path) -> str:
+    """What tells two corpora of the same name apart: the built-in corpus's name, else the
+    directory, relative to the rootdir when inside it (the same on every checkout)."""
+    if str(source) in BUILTIN_CORPORA:
+        return str(source)
+    path = Path(source).expanduser().resolve()
+    try:
+        return "dir:" + path.relative_to(Path(rootdir).resolve()).as_posix()
+    except ValueError:
+        return "dir:" + path.as_posix()
+
+
+def baseline_path(directory: str | Path, corpus_name: str) -> Path:
+    """The baseline file of a corpus: its name made safe for a file name, in `directory`.
+    Two corpora of one name share the name; the file's recorded identity keeps them apart."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(corpus_name).name)
+    return Path(directory) / f"{safe.strip('.') or 'corpus'}.json"
+
+
+@dataclass
+class UpdateSummary:
+    path: Path
+    recorded: int = 0  # entries written from this run
+    unchanged: int = 0  # selected entries left as they were (mode `failing`)
+    dropped: int = 0  # entries of another corpus, settings or query-set version
+    total: int = 0
+    replaced: str | None = None  # why the old file was replaced whole
+    reasons: dict[str, str] = field(default_factory=dict)  # key -> why it was rewritten
+    stale: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        parts = [f"{self.recorded} entries recorded"]
+        if self.reasons:
+            why = Counter(self.reasons.values())
+            parts[0] += " (" + ", ".join(f"{n} {w}" for w, n in sorted(why.items())) + ")"
+        if self.unchanged:
+            parts.append(f"{self.unchanged} selected entries passed and were kept as they were")
+        if self.dropped:
+            parts.append(f"{self.dropped} dropped (measured on another corpus, settings or "
+                         "query-set version)")
+        parts.append(f"{self.total} in the file")
+        text = f"{self.path} ({', '.join(parts)})"
+        if self.replaced:
+            text += f"; the old file was replaced: {self.replaced}"
+        return text
+
+
+def update_file(path: str | Path, records: list[dict], mode: str = "all", *,
+                identity: str | None = None, tolerance: Tolerance = Tolerance(),
+                known_strategies: set[str] | None = None) -> UpdateSummary:
+    """Merge this run's records into the baseline file, under a lock held from the read to
+    the rename so that a concurrent update's entries are never lost.
+
+    Each record is {"corpus", "settings", "query_sets", "result"}. `mode` is one of
+    UPDATE_MODES; entries no record names are never touched. Raises InputError for a file
+    that is unreadable or invalid (unless mode is `replace`), BaselineError for a file made
+    on another corpus (idem) or when the lock cannot be had."""
+    if mode not in UPDATE_MODES:
+        raise ValueError(f"unknown update mode {mode!r}; one of {', '.join(UPDATE_MODES)}")
+    path = Path(path)
+    summary = UpdateSummary(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path.with_name(f".{path.name}.lock"))
+    try:
+        lock.acquire(timeout=LOCK_TIMEOUT)
+    except Timeout:
+        raise BaselineError(f"{path}: another run has been updating this file for "
+                            f"{LOCK_TIMEOUT} s (lock {lock.lock_file}); try again when it "
+                            "has finished") from None
+    try:
+        try:
+            baseline = Baseline.load(path)
+            if identity is not None:
+                baseline.check_corpus_identity(identity)
+        except (InputError, BaselineError) as e:
+            if mode != "replace":
+                raise
+            baseline, summary.replaced = Baseline(path), str(e)
+        for rec in records:
+            rec = {**rec, "corpus": {**rec["corpus"], **({"identity": identity} if identity
+                                                         else {})}}
+            r = rec["result"]
+            k = key(r["strategy"], r["retriever"], r["query_set"])
+            if mode == "failing":
+                why = baseline.needs_update(rec, tolerance)
+                if why is None:
+                    summary.unchanged += 1
+                    continue
+                summary.reasons[k] = why
+            summary.dropped += baseline.record(rec["corpus"], rec["settings"],
+                                               rec["query_sets"], r)
+            summary.recorded += 1
+        baseline.save()
+        summary.total = len(baseline.data["entries"])
+        if known_strategies is not None:
+            summary.stale = baseline.stale(known_strategies)
+    finally:
+        lock.release()
+    return summary
 
 
 _SCALAR_LIST = re.compile(r"\[[^\[\]{}]*\]")

@@ -5,9 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+import time
 from pathlib import Path
 
 ENV_VAR = "CHUNKEVAL_CACHE"
+# A temporary file this old was left by a write that was killed: no live write takes this
+# long, so the next write to the same place removes it.
+STALE_TEMP_SECONDS = 3600
 
 
 def cache_root() -> Path:
@@ -24,6 +28,7 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -43,3 +48,21 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
             pass
         raise
     return path
+
+
+def remove_stale_temps(path: Path, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Remove the temporary files of killed writes to `path` (`.NAME.*.tmp` beside it)."""
+    removed = []
+    now = time.time()
+    for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        try:
+            if now - tmp.lstat().st_mtime > older_than:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:
+            pass  # gone already, or not ours to remove
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)

@@ -54,6 +54,9 @@ def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
                             "query_sets, else every builder that yields queries on the corpus")
         p.add_argument("--max-queries", type=int, metavar="N",
                        help="sample at most N queries per set, seed 0 (default 800)")
+    p.add_argument("--max-document-mb", type=float, metavar="MB",
+                   help="skip, with a warning, any page larger than this, as read or once "
+                        "decompressed (default 20)")
     p.add_argument("--strict", action="store_const", const=True,
                    help="exit 1 when any input file or query line had a problem")
     p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
@@ -212,7 +215,7 @@ def _load(args):
     from .corpus import load_corpus
     from .evaluate import Evaluation
     cfg = args.config
-    corpus = load_corpus(cfg.corpus)
+    corpus = load_corpus(cfg.corpus, max_document_mb=cfg.max_document_mb)
     evaluation = Evaluation(corpus, cfg.settings(), list(cfg.query_sets) or None)
     return corpus, evaluation
 

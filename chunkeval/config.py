@@ -83,6 +83,9 @@ SETTINGS: tuple[Setting, ...] = (
             cli="--budget"),
     Setting("max_queries", "int", 800, "sample at most this many queries per set (seed 0)",
             cli="--max-queries"),
+    Setting("max_document_mb", "size", 20.0,
+            "skip, with a warning, any document larger than this many MB, as read or once "
+            "decompressed", cli="--max-document-mb"),
     Setting("baselines", "path", "baselines", "directory of the baseline files"),
     Setting("min_effect", "float", 0.02,
             "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)"),
@@ -307,6 +310,14 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
             fail("a whole number")
         if isinstance(raw, bool) or value < 1:
             fail("a whole number of at least 1")
+        return value
+    if kind == "size":
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            fail("a number")
+        if isinstance(raw, bool) or not math.isfinite(value) or value <= 0:
+            fail("a positive number")
         return value
     if kind == "float":
         try:

@@ -32,6 +32,11 @@ from .progress import Progress
 DEFAULT_CORPUS = "debian-ja"
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
 CACHE_FORMAT = 1
+# A page larger than this (read, or once decompressed) is skipped with a warning. Parsing a
+# page and building its query sets peak at about 25 times its size (bench/big_document.py:
+# 10 MB, 260 MB RSS; 50 MB, 1 GB), so 20 MB keeps one page within a few hundred MB.
+MAX_DOCUMENT_MB = 20
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class CorpusError(Exception):
@@ -260,6 +265,42 @@ class _Input:
     display: str  # how messages name the file
     source: str   # Document.source: machine-independent
     data: bytes | OSError  # an unreadable file is reported, not raised
+    gz_name: bool = False  # named *.gz: its bytes should be gzip
+
+
+def unpack(data: bytes, where: str, max_bytes: int, gz_name: bool = False
+           ) -> tuple[bytes, list[str]]:
+    """The page's bytes, decompressed when they are gzip (known by content, not by name),
+    never more than `max_bytes`; and the warnings. InputError when over the limit."""
+    notes = []
+    if data[:2] != GZIP_MAGIC:
+        if gz_name:
+            notes.append("named .gz but not gzip-compressed; read as plain HTML")
+    else:
+        inflate = zlib.decompressobj(wbits=31)  # gzip header and trailer
+        try:
+            data = inflate.decompress(data, max_bytes + 1)
+        except zlib.error as e:
+            raise InputError(where, f"not a readable gzip file: {e}") from None
+        if len(data) > max_bytes:
+            raise InputError(where, f"decompresses to more than the "
+                                    f"{_mb(max_bytes)} limit on a document; skipped (raise "
+                                    "the limit with --max-document-mb)")
+        if not inflate.eof:
+            raise InputError(where, "not a readable gzip file: it ends early")
+    if len(data) > max_bytes:
+        raise InputError(where, f"{_mb(len(data))}, over the {_mb(max_bytes)} limit on a "
+                                "document; skipped (raise the limit with --max-document-mb)")
+    return data, notes
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def escaped(name: str) -> str:
+    """A file name as the filesystem gave it, printable: bytes that are not UTF-8 as \\xNN."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
@@ -271,35 +312,71 @@ def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
     return inputs
 
 
-def _directory_inputs(root: Path, given: str) -> list[_Input]:
+def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB * 10**6
+                      ) -> tuple[list[_Input], list[Problem]]:
+    """The HTML files under root, and warnings about what was skipped. A symlink whose
+    target leaves the corpus directory is skipped; a directory symlink is not followed."""
     if not root.exists():
         raise CorpusError(f"corpus directory {given} does not exist "
                           f"(the built-in corpora are {', '.join(BUILTIN_CORPORA)})")
     if not root.is_dir():
         raise CorpusError(f"{given} is not a directory; --corpus takes a directory of HTML files "
                           f"or one of {', '.join(BUILTIN_CORPORA)}")
-    inputs = []
-    for folder, dirs, files in os.walk(root):
+    inputs: list[_Input] = []
+    problems: list[Problem] = []
+    real_root = root.resolve()
+
+    def shown(path: Path) -> str:
+        return escaped(str(Path(given) / path.relative_to(root)))
+
+    def unlisted(e: OSError) -> None:
+        problems.append(Problem(escaped(str(Path(given) / Path(e.filename).relative_to(root))),
+                                f"cannot list this directory: {e.strerror or e}; its files "
+                                "are not in the corpus"))
+
+    def leaves(path: Path) -> bool:
+        return path.is_symlink() and not path.resolve().is_relative_to(real_root)
+
+    for folder, dirs, files in os.walk(root, onerror=unlisted):
+        for d in [d for d in dirs if not d.startswith(".") and leaves(Path(folder) / d)]:
+            problems.append(Problem(shown(Path(folder) / d), "a symlink to outside the corpus "
+                                                             "directory; not followed"))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not _is_html(name) or name.startswith("."):
                 continue
             path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
-            display = str(Path(given) / rel)
+            rel = escaped(path.relative_to(root).as_posix())
+            display = shown(path)
+            if rel != path.relative_to(root).as_posix():
+                problems.append(Problem(display, "file name is not valid UTF-8; the document "
+                                                 f"is named {rel!r}"))
+            if leaves(path):
+                problems.append(Problem(display, "a symlink to outside the corpus directory; "
+                                                 "skipped"))
+                continue
             try:
+                size = path.stat().st_size
+                if size > max_bytes:
+                    problems.append(Problem(display, f"{_mb(size)}, over the {_mb(max_bytes)} "
+                                                     "limit on a document; skipped (raise the "
+                                                     "limit with --max-document-mb)"))
+                    continue
                 data = path.read_bytes()
             except OSError as e:
                 data = e
-            inputs.append(_Input(rel, display, f"{root.name}/{rel}", data))
+            inputs.append(_Input(rel, display, f"{escaped(root.name)}/{rel}", data,
+                                 gz_name=name.lower().endswith(".gz")))
     if not inputs:
         raise CorpusError(f"no HTML files ({', '.join('*' + s for s in HTML_SUFFIXES)}) "
-                          f"under {given}")
-    return inputs
+                          f"under {given}" + (f" ({problems[0]})" if problems else ""))
+    return inputs, problems
 
 
-def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str]) -> str:
-    blob = json.dumps([PARSER_VERSION, name, sorted(inputs), sorted(drop)], ensure_ascii=False)
+def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
+               max_bytes: int) -> str:
+    blob = json.dumps([PARSER_VERSION, name, sorted(inputs), sorted(drop), max_bytes],
+                      ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -337,7 +414,8 @@ def _write_cache(path: Path, name: str, docs, problems) -> None:
         pass  # a read-only cache only costs time
 
 
-def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None):
+def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None,
+               max_bytes: int = MAX_DOCUMENT_MB * 10**6):
     docs, problems = [], []
     with Progress(f"parsing {name}", len(inputs), enabled=progress) as bar:
         for item in inputs:
@@ -346,7 +424,9 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                 problems.append((item.doc_id, f"cannot read: {reason}", None))
             else:
                 try:
-                    doc, found = parse_html(item.data, item.doc_id, path=item.display, drop=drop)
+                    data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
+                    problems += [(item.doc_id, note, None) for note in notes]
+                    doc, found = parse_html(data, item.doc_id, path=item.display, drop=drop)
                     docs.append(dataclasses.replace(doc, source=item.source))
                     problems += [(item.doc_id, p.message, p.line) for p in found]
                 except InputError as e:
@@ -356,11 +436,17 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
 
 
 def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = None,
-                progress: bool | None = None, use_cache: bool = True) -> Corpus:
+                progress: bool | None = None, use_cache: bool = True,
+                max_document_mb: float = MAX_DOCUMENT_MB) -> Corpus:
     """Load a built-in corpus (fetched and parsed) or a directory of HTML files.
 
-    Files that cannot be read become Corpus.problems; the rest still load. Raises
-    CorpusError when there is no corpus at all."""
+    Files that cannot be read, or are larger than `max_document_mb` (read or decompressed),
+    become Corpus.problems; the rest still load. Raises CorpusError when there is no corpus
+    at all."""
+    if not max_document_mb > 0:
+        raise CorpusError(f"the document size limit must be above 0 MB, got {max_document_mb}")
+    max_bytes = int(max_document_mb * 10**6)
+    walk_problems: list[Problem] = []
     drop = tuple(DEFAULT_DROP if drop is None else drop)
     try:
         check_selectors(drop)
@@ -377,23 +463,24 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
     else:
         root = Path(source).expanduser()
         name = root.resolve().name or "corpus"
-        inputs = _directory_inputs(root, source)
+        inputs, walk_problems = _directory_inputs(root, source, max_bytes)
         keyed = [(i.doc_id, hashlib.sha256(i.data).hexdigest() if isinstance(i.data, bytes)
                   else f"unreadable: {i.data}") for i in inputs]
         display = {i.doc_id: i.display for i in inputs}
 
-    path = _cache_path(_cache_key(name, keyed, drop))
+    path = _cache_path(_cache_key(name, keyed, drop, max_bytes))
     cached = _read_cache(path, name) if use_cache else None
     if cached is not None:
         docs, problems = cached
     else:
         if inputs is None:
             inputs = _debian_inputs(name, debs)
-        docs, problems = _parse_all(name, inputs, drop, progress)
+        docs, problems = _parse_all(name, inputs, drop, progress, max_bytes)
         if use_cache:
             _write_cache(path, name, docs, problems)
 
-    problem_list = tuple(Problem(display.get(doc, doc), msg, line) for doc, msg, line in problems)
+    problem_list = tuple(walk_problems) + tuple(
+        Problem(display.get(doc, doc), msg, line) for doc, msg, line in problems)
     if not docs:
         shown = "; ".join(str(p) for p in problem_list[:5])
         raise CorpusError(f"no document in {source} could be read: {shown}")

@@ -7,6 +7,8 @@ whole matrix; the pytest plugin holds one per session and asks only for what tes
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import time
 from dataclasses import asdict, dataclass, field
@@ -119,7 +121,7 @@ class Evaluation:
                          if view[c.doc_id].text[c.start:c.end] != c.text}
             self._chunked[key] = Chunked(
                 searched, handed, parent_of, seconds,
-                stats=metrics.chunk_stats(searched),
+                stats={**metrics.chunk_stats(searched), "hash": chunks_hash(searched, handed)},
                 cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
         return self._chunked[key]
 
@@ -278,6 +280,18 @@ _WORKER: tuple["Evaluation", dict[str, list[str]]] | None = None  # inherited by
 def _work(task: tuple[str, str]) -> list[dict]:
     evaluation, plan = _WORKER
     return evaluation._task(task, plan[task[1]])
+
+
+def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
+    """sha256 of a strategy's output: every handed chunk's (doc, start, end, text) and every
+    searched text, in order. Equal hashes mean equal chunks, whatever the strategy's name."""
+    h = hashlib.sha256()
+    for c in handed:
+        h.update(json.dumps(["handed", c.doc_id, c.start, c.end, c.text],
+                            ensure_ascii=False).encode("utf-8") + b"\n")
+    for c in searched:
+        h.update(json.dumps(["searched", c.indexed], ensure_ascii=False).encode("utf-8") + b"\n")
+    return h.hexdigest()
 
 
 def corpus_summary(corpus: Corpus) -> dict:

@@ -31,7 +31,8 @@ import pytest
 
 from . import config as chunkeval_config
 from . import strategies
-from .baselines import Baseline, BaselineError, check_same_retriever, compare
+from .baselines import (UPDATE_MODES, Baseline, BaselineError, baseline_path,
+                        check_same_retriever, compare, corpus_identity, update_file)
 from .cache import atomic_write
 from .config import SETTINGS, ConfigError
 from .model import InputError
@@ -64,9 +65,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--retriever", action="append", default=[], metavar="MODULE:ATTR",
                     help="register an outside retriever (repeatable); the same as "
                          "--chunkeval-outside-retrievers")
-    group.addoption("--update-baselines", action="store_true", default=False,
-                    help="record this run's metrics as the new baselines (written atomically "
-                         "at the end of the session) instead of comparing against them")
+    group.addoption("--update-baselines", nargs="?", const="all", default=None,
+                    choices=UPDATE_MODES, metavar="MODE",
+                    help="record this run's metrics as the new baselines (merged into the file "
+                         "under a lock at the end of the session) instead of comparing against "
+                         "them. MODE: all (default: every selected entry), failing (only "
+                         "selected entries that fail, changed their chunks or are missing), "
+                         "replace (like all, and may replace an unreadable baseline file)")
     if importlib.util.find_spec("xdist") is None:
         # Without pytest-xdist, `pytest -n 2` would only say "unrecognized arguments".
         group.addoption("-n", "--numprocesses", dest="chunkeval_no_xdist", default=None,
@@ -151,7 +156,8 @@ class State:
         if self._corpus is None:
             from .corpus import CorpusError, load_corpus
             try:
-                self._corpus = load_corpus(self.cfg.corpus)
+                self._corpus = load_corpus(self.cfg.corpus,
+                                           max_document_mb=self.cfg.max_document_mb)
             except (CorpusError, InputError) as e:
                 raise ChunkevalError(f"chunkeval: cannot load the corpus {self.cfg.corpus}: "
                                      f"{e}") from None
@@ -196,7 +202,13 @@ class State:
 
     @property
     def baseline_path(self) -> Path:
-        return Path(self.cfg.baselines) / f"{_safe(self.corpus.name)}.json"
+        return baseline_path(self.cfg.baselines, self.corpus.name)
+
+    @property
+    def corpus_record(self) -> dict:
+        from .evaluate import corpus_summary
+        return {**corpus_summary(self.corpus),
+                "identity": corpus_identity(self.cfg.corpus, self.cfg.root)}
 
     @property
     def baseline(self) -> Baseline:
@@ -206,10 +218,6 @@ class State:
             except InputError as e:
                 raise ChunkevalError(str(e)) from None
         return self._baseline
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name) or "corpus"
 
 
 def _state(config: pytest.Config) -> State:
@@ -392,13 +400,12 @@ class Checker:
 
     def _comparable(self, query_set) -> Baseline:
         st = self.state
-        from .evaluate import corpus_summary
         baseline = st.baseline
         if not baseline.exists:
             pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
                         "to record one from this run, then commit it", pytrace=False)
         try:
-            baseline.check_comparable(corpus_summary(st.corpus), st.evaluation.settings.to_json(),
+            baseline.check_comparable(st.corpus_record, st.evaluation.settings.to_json(),
                                       query_set.name, query_set.fingerprint)
         except BaselineError as e:
             pytest.fail(str(e), pytrace=False)
@@ -413,8 +420,7 @@ class Checker:
         qs = st.query_set(case.query_set)
         self._emit_problems()
         result = ev.result(case.strategy, case.retriever, case.query_set)
-        from .evaluate import corpus_summary
-        corpus = corpus_summary(st.corpus)
+        corpus = st.corpus_record
         row = {"strategy": case.strategy, "retriever": case.retriever, "query_set": qs.name,
                "corpus": {k: corpus[k] for k in ("name", "fingerprint")},
                "metrics": {m: v["value"] for m, v in result["metrics"].items()}}
@@ -441,6 +447,9 @@ class Checker:
             pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
                         f"({e!s}); re-record it with `pytest --update-baselines`", pytrace=False)
         row["verdicts"] = [v.to_json() for v in verdicts]
+        if entry.get("chunks_hash") and entry["chunks_hash"] != result["chunks"].get("hash"):
+            row["chunks_changed"] = {"params": entry.get("params"),
+                                     "now": strategies.get(case.strategy).describe()["params"]}
         self._emit(row)
         bad = [v for v in verdicts if v.status == "regressed"]
         if bad:
@@ -482,6 +491,7 @@ def result_for_baseline(result: dict) -> dict:
     keep = ("strategy", "retriever", "query_set", "metrics", "chunks", "retriever_version",
             "analyzer")
     return {k: result[k] for k in keep if k in result} | {
+        "params": strategies.get(result["strategy"]).describe()["params"],
         "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
                       for q in result["per_query"]]}
 
@@ -493,6 +503,7 @@ class Summary:
         self.rows: list[dict] = []
         self.problems: list[str] = []
         self.written: str | None = None
+        self.error: str | None = None
         self.stale: list[str] = []
 
     @pytest.hookimpl
@@ -506,7 +517,7 @@ class Summary:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.getoption("update_baselines"):
-            self._write_baselines()
+            self._write_baselines(session)
         if self.problems and self.state.cfg.strict and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         path = self.state.cfg.json
@@ -514,25 +525,26 @@ class Summary:
             atomic_write(path, json.dumps({"rows": self.rows, "problems": self.problems},
                                           ensure_ascii=False, indent=1))
 
-    def _write_baselines(self) -> None:
+    def _write_baselines(self, session: pytest.Session) -> None:
         records = [r["record"] for r in self.rows if "record" in r]
         if not records:
             return
-        path = Path(records[0]["path"])
         try:
-            baseline = Baseline.load(path)
-        except InputError:
-            baseline = Baseline(path)  # unreadable: replaced whole by this run
-        for rec in records:
-            baseline.record(rec["corpus"], rec["settings"], rec["query_sets"], rec["result"])
-        baseline.save()
-        self.written = f"{path} ({len(records)} entries recorded, {len(baseline.data['entries'])} in the file)"
-        self.stale = baseline.stale(set(strategies.names()))
+            done = update_file(records[0]["path"], records,
+                               self.config.getoption("update_baselines"),
+                               identity=records[0]["corpus"].get("identity"),
+                               tolerance=self.state.tolerance,
+                               known_strategies=set(strategies.names()))
+        except (InputError, BaselineError) as e:
+            self.error = f"baselines NOT written: {e}"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        self.written, self.stale = done.describe(), done.stale
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
-        if not self.rows and not self.written and not self.problems:
+        if not self.rows and not self.written and not self.problems and not self.error:
             return
         tr.section("chunkeval")
         corpora = {(r["corpus"]["name"], r["corpus"]["fingerprint"]) for r in self.rows}
@@ -546,6 +558,18 @@ class Summary:
         table = [r for r in self.rows if "verdicts" in r]
         if table:
             tr.write_line(format_summary(table))
+        if self.error:
+            tr.write_line(self.error, red=True)
+        for r in table:
+            if "chunks_changed" not in r:
+                continue
+            within = all(v["status"] != "regressed" for v in r["verdicts"])
+            params = r["chunks_changed"]
+            what = ("params unchanged" if params["params"] == params["now"] else
+                    f"params {params['params']} -> {params['now']}")
+            tr.write_line(f"{r['strategy']} {r['retriever']} {r['query_set']}: chunks changed, "
+                          f"{'metrics within bounds' if within else 'metrics regressed'} "
+                          f"({what})")
         if self.written:
             tr.write_line(f"baselines written: {self.written}")
             if self.stale:

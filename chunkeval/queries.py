@@ -13,6 +13,8 @@ sample of at most `max_queries` is drawn with `random.Random(seed)` and kept in 
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import random
 import re
@@ -123,27 +125,79 @@ def _scrubber(questions: Iterable[str]) -> Scrub | None:
 
     Manuals cite their own FAQ entries by title ("「pool ディレクトリには何がありますか?」を
     見てください"); left in, such a citation hands the retriever its query verbatim."""
-    alternatives = sorted(set(questions), key=lambda t: (-len(t), t))  # longest first
-    if not alternatives:
+    texts = set(questions)
+    if not texts:
         return None
-    pattern = re.compile("|".join(r"\s+".join(map(re.escape, t.split(" "))) for t in alternatives))
+    pattern = re.compile(_trie_pattern(texts))
     return lambda text: pattern.sub("", text)
 
 
-def _view_parts(doc: Document, edit: _Edit, scrub: Scrub | None) -> list[Part | None]:
-    """The document's parts as the view has them, None where a block is dropped."""
+def _trie_pattern(texts: Iterable[str]) -> str:
+    """One regex matching the longest of `texts` at a position, a space matching any run of
+    whitespace. Built as a trie: a plain alternation of thousands of questions costs time
+    in proportion to their number at every character scrubbed, and to compile."""
+    end = ""  # the key marking that a text ends at this node
+    trie: dict = {}
+    for t in texts:
+        node = trie
+        for ch in t:
+            node = node.setdefault(ch, {})
+        node[end] = {}
+
+    def emit(node: dict) -> str:
+        out = []
+        while True:  # a chain of single children is a plain run of characters
+            chars = [c for c in node if c != end]
+            if len(chars) == 1 and end not in node:
+                out.append(_char(chars[0]))
+                node = node[chars[0]]
+                continue
+            break
+        if chars:
+            body = "(?:" + "|".join(_char(c) + emit(node[c]) for c in sorted(chars)) + ")"
+            out.append(body + "?" if end in node else body)  # greedy: the longest text wins
+        return "".join(out)
+
+    return emit(trie)
+
+
+def _char(c: str) -> str:
+    return r"\s+" if c == " " else re.escape(c)
+
+
+def _view_parts(doc: Document, edit: _Edit, scrub: Scrub | None,
+                parts: list[Part] | None = None) -> list[Part | None]:
+    """The document's parts (doc.parts(), unless given) as the view has them, None where a
+    block is dropped. Linear in the document: it runs on documents of many megabytes."""
+    parts = doc.parts() if parts is None else parts
+    # Which blocks have each heading level blanked: a sweep over the ranges, not a scan of
+    # every range for every block.
+    depth: dict[int, list[int]] = {}
+    for level, first, end in edit.blank:
+        if level not in depth:
+            depth[level] = [0] * (len(parts) + 1)
+        d = depth[level]
+        d[first] += 1
+        d[end] -= 1
+    blanked = {level: list(itertools.accumulate(d)) for level, d in depth.items()}
+    if scrub is not None:
+        # A heading path repeats on every block of its section: scrub each text once.
+        scrub = functools.lru_cache(maxsize=4096)(scrub)
     out: list[Part | None] = []
-    for i, p in enumerate(doc.parts()):
+    for i, p in enumerate(parts):
         if i in edit.drop:
             out.append(None)
             continue
+        blank = [level for level, inside in blanked.items() if inside[i] > 0]
+        if scrub is None and not blank and i not in edit.replace:
+            out.append(p)
+            continue
         headings = list(p.headings)
-        for level, first, end in edit.blank:
-            if first <= i < end:
-                headings[level - 1] = ""
+        for level in blank:
+            headings[level - 1] = ""
         text, rows = edit.replace.get(i, p.text), p.rows
         if scrub is not None:
-            headings = [scrub(h) for h in headings]
+            headings = [scrub(h) if h else h for h in headings]
             if rows:
                 rows = tuple(scrub(r) for r in rows)
                 text = "\n".join(rows)
@@ -268,7 +322,8 @@ def _build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     # The gold must be long enough even when every other candidate is removed around it.
     everything = edits_of(cands)
     scrub = _scrubber(c.text for c in cands) if scrubs else None
-    parts = {i: _view_parts(by_id[i], e, scrub) for i, e in everything.items()}
+    base = {d.id: d.parts() for d in corpus.documents}
+    parts = {i: _view_parts(by_id[i], e, scrub, base[i]) for i, e in everything.items()}
     cands = [c for c in cands if len(_gold(parts[c.doc_id], c, cap)) >= MIN_GOLD]
 
     # A question asked twice (in two documents, or twice in one) is asked once: the first
@@ -281,12 +336,13 @@ def _build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     # Golds are read from the view's own parts, so each is a stretch of the view's text.
     edits = edits_of([copy for c in chosen for copy in copies[c.text]])
     scrub = _scrubber(c.text for c in chosen) if scrubs else None
-    parts = {d.id: _view_parts(d, edits.get(d.id, _Edit()), scrub) for d in corpus.documents}
+    parts = {d.id: _view_parts(d, edits.get(d.id, _Edit()), scrub, base[d.id])
+             for d in corpus.documents}
     queries = tuple(Query(c.id, c.text, c.doc_id, _gold(parts[c.doc_id], c, cap)) for c in chosen)
     docs = []
     for d in corpus.documents:
         kept = [p for p in parts[d.id] if p is not None]
-        docs.append(d if kept == d.parts() else Document.from_parts(d.id, d.title, kept, d.source))
+        docs.append(d if kept == base[d.id] else Document.from_parts(d.id, d.title, kept, d.source))
     return QuerySet(name, queries, Corpus(corpus.name, tuple(docs), corpus.problems))
 
 

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from chunkeval.baselines import Baseline, BaselineError, Tolerance, compare, dumps, entry_from_result
+from chunkeval.baselines import (Baseline, BaselineError, Tolerance, compare, dumps,
+                                 entry_from_result)
 
 COMPLETE_AT = 0.95
 
@@ -93,3 +94,194 @@ def test_rerecording_drops_entries_of_a_changed_query_set(tmp_path):
     assert b.entry("a", "bm25", "qs") and b.entry("b", "bm25", "qs") is None
     b.record(corpus, {**settings, "k": 10}, {"qs": {"fingerprint": "q2"}}, _result(OLD, name="b"))
     assert list(b.data["entries"]) == ["b|bm25|qs"]
+
+
+# -- updating the file: lock, validation, identity, modes ---------------------------------
+
+import math
+import os
+import threading
+import time
+
+from chunkeval import baselines
+from chunkeval.baselines import update_file
+from chunkeval.cache import atomic_write
+from chunkeval.model import InputError
+
+CORPUS = {"name": "c", "fingerprint": "f"}
+SETTINGS = {"k": 5, "complete_at": COMPLETE_AT}
+
+
+def _record(name, coverage=OLD, chunk_hash="0" * 64):
+    result = _result(coverage, name=name)
+    result["chunks"]["hash"] = chunk_hash
+    result["params"] = {"size": 400}
+    return {"corpus": CORPUS, "settings": SETTINGS, "query_sets": {"qs": {"fingerprint": "q"}},
+            "result": result}
+
+
+def test_overlapping_updates_keep_both_runs_entries(tmp_path, monkeypatch):
+    """Run A is held just before its rename; run B starts meanwhile. Without a lock B reads
+    the old file and A's rename then wipes B's entries (or B's wipes A's)."""
+    path = tmp_path / "c.json"
+    update_file(path, [_record("old")])
+    at_rename, go_on = threading.Event(), threading.Event()
+    real_write = baselines.atomic_write
+
+    def held_write(p, data):
+        if threading.current_thread().name == "A":
+            at_rename.set()
+            assert go_on.wait(10)
+        return real_write(p, data)
+
+    monkeypatch.setattr(baselines, "atomic_write", held_write)
+    a = threading.Thread(target=update_file, args=(path, [_record("a")]), name="A")
+    b = threading.Thread(target=update_file, args=(path, [_record("b")]), name="B")
+    a.start()
+    assert at_rename.wait(10)
+    b.start()
+    b.join(0.5)
+    assert b.is_alive()  # B waits for A's lock instead of reading the old file
+    go_on.set()
+    a.join(10)
+    b.join(10)
+    entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
+    assert set(entries) == {"old|bm25|qs", "a|bm25|qs", "b|bm25|qs"}
+
+
+def _saved(tmp_path, mutate):
+    b = Baseline(tmp_path / "c.json")
+    for name in ("a", "b"):
+        r = _record(name)
+        b.record(r["corpus"], r["settings"], r["query_sets"], r["result"])
+    path = b.save()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mutate(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("where", ["coverage", "cut_rate", "metric"])
+def test_a_nan_in_a_baseline_fails_loudly_naming_the_entry(tmp_path, where):
+    def nan(data):
+        e = data["entries"]["b|bm25|qs"]
+        e["per_query"]["coverage"] = [1.0] * len(e["per_query"]["coverage"])
+        if where == "coverage":
+            e["per_query"]["coverage"][3] = math.nan
+        elif where == "cut_rate":
+            e["cut_rate"] = math.nan
+        else:
+            e["metrics"]["recall_at_k"] = math.nan
+    path = _saved(tmp_path, nan)
+    assert "NaN" in path.read_text(encoding="utf-8")
+    said = r"c\.json: .*'b\|bm25\|qs'.* is nan, not a number in \[0, 1\]"
+    with pytest.raises(InputError, match=said):
+        Baseline.load(path)
+
+
+@pytest.mark.parametrize("mutate, said", [
+    (lambda d: d["entries"]["a|bm25|qs"].update(per_query=None), "per_query is not an object"),
+    (lambda d: d.pop("corpus"), "'corpus' is missing"),
+    (lambda d: d.pop("settings"), "'settings' is missing"),
+    (lambda d: d.pop("query_sets"), "'query_sets' is missing"),
+    (lambda d: d.pop("schema"), "schema is None"),
+    (lambda d: d["entries"]["a|bm25|qs"]["per_query"]["doc_hit"].pop(), "differ in length"),
+    (lambda d: d["entries"]["b|bm25|qs"].update(cut_rate=1.5), "cut_rate is 1.5"),
+    (lambda d: d["entries"]["b|bm25|qs"]["metrics"].pop("budget_recall"),
+     "metrics.budget_recall is None"),
+    (lambda d: d["entries"]["b|bm25|qs"]["per_query"]["coverage"].__setitem__(0, "1"),
+     r"coverage\[0\] is '1'"),
+])
+def test_a_malformed_baseline_is_a_clear_error_naming_the_file(tmp_path, mutate, said):
+    path = _saved(tmp_path, mutate)
+    with pytest.raises(InputError, match=f"c\\.json: not a valid baseline file .*{said}"):
+        Baseline.load(path)
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "no schema"])
+def test_an_unreadable_baseline_is_replaced_only_when_asked(tmp_path, damage):
+    path = tmp_path / "c.json"
+    update_file(path, [_record(f"s{i}") for i in range(5)])
+    text = path.read_text(encoding="utf-8")
+    if damage == "cut in half":
+        text = text[:len(text) // 2]
+    else:
+        data = json.loads(text)
+        del data["schema"]
+        text = json.dumps(data)
+    path.write_text(text, encoding="utf-8")
+    for mode in ("all", "failing"):
+        with pytest.raises(InputError, match="c.json: .*--update-baselines=replace"):
+            update_file(path, [_record("new")], mode)
+        assert path.read_text(encoding="utf-8") == text
+    done = update_file(path, [_record("new")], "replace")
+    assert done.replaced and list(Baseline.load(path).data["entries"]) == ["new|bm25|qs"]
+
+
+def test_a_file_of_another_corpus_of_the_same_name_is_never_overwritten(tmp_path):
+    path = tmp_path / "debian-ja.json"
+    update_file(path, [_record("a")], identity="debian-ja")
+    before = path.read_bytes()
+    with pytest.raises(BaselineError, match="recorded on the corpus 'debian-ja', not on this "
+                                            "run's 'dir:/elsewhere/debian-ja'"):
+        update_file(path, [_record("b")], identity="dir:/elsewhere/debian-ja")
+    assert path.read_bytes() == before
+    with pytest.raises(BaselineError, match="--chunkeval-baselines"):
+        Baseline.load(path).check_comparable({**CORPUS, "identity": "dir:x"}, SETTINGS, "qs", "q")
+    update_file(path, [_record("b")], "replace", identity="dir:/elsewhere/debian-ja")
+    assert Baseline.load(path).data["corpus"]["identity"] == "dir:/elsewhere/debian-ja"
+
+
+def test_corpus_identity_tells_same_named_corpora_apart(tmp_path):
+    here = tmp_path / "repo" / "debian-ja"
+    here.mkdir(parents=True)
+    ids = {baselines.corpus_identity("debian-ja", tmp_path / "repo"),
+           baselines.corpus_identity(str(here), tmp_path / "repo"),
+           baselines.corpus_identity(str(tmp_path / "debian-ja"), tmp_path / "repo")}
+    assert len(ids) == 3
+    assert baselines.corpus_identity(str(here), tmp_path / "repo") == "dir:debian-ja"
+    assert baselines.baseline_path(tmp_path, "a b").name == "a_b.json"
+    assert baselines.baseline_path(tmp_path, "debian-ja") == tmp_path / "debian-ja.json"
+
+
+def test_update_modes_rewrite_only_what_they_should(tmp_path):
+    path = tmp_path / "c.json"
+    update_file(path, [_record("same"), _record("worse"), _record("changed"), _record("aside")])
+    entries = lambda: json.loads(path.read_text(encoding="utf-8"))["entries"]  # noqa: E731
+    before = entries()
+    assert before["same|bm25|qs"]["params"] == {"size": 400}
+    assert before["same|bm25|qs"]["chunks_hash"] == "0" * 64
+    shifted = np.clip(OLD + np.random.default_rng(5).normal(0, 0.001, len(OLD)), 0, 1)
+    run = [_record("same", shifted), _record("worse", OLD - 0.2),
+           _record("changed", shifted, chunk_hash="1" * 64), _record("new")]
+    done = update_file(path, run, "failing")
+    assert done.reasons == {"worse|bm25|qs": "failed", "changed|bm25|qs": "chunks changed",
+                            "new|bm25|qs": "missing"}
+    assert (done.recorded, done.unchanged, done.total) == (3, 1, 5)
+    assert "3 entries recorded (1 chunks changed, 1 failed, 1 missing), 1 selected entries " \
+           "passed and were kept as they were, 5 in the file" in done.describe()
+    after = entries()
+    assert after["same|bm25|qs"] == before["same|bm25|qs"]  # passed: left as it was
+    assert after["aside|bm25|qs"] == before["aside|bm25|qs"]  # not selected: untouched
+    assert after["worse|bm25|qs"] != before["worse|bm25|qs"]
+    assert after["changed|bm25|qs"]["chunks_hash"] == "1" * 64
+    update_file(path, [_record("same", shifted)], "all")
+    assert entries()["same|bm25|qs"] != before["same|bm25|qs"]
+    assert entries()["aside|bm25|qs"] == before["aside|bm25|qs"]
+    with pytest.raises(ValueError, match="unknown update mode"):
+        update_file(path, [], "some")
+
+
+def test_a_killed_writes_temp_file_is_removed_by_the_next_write(tmp_path):
+    path = tmp_path / "c.json"
+    old, fresh = tmp_path / ".c.json.abc123.tmp", tmp_path / ".c.json.def456.tmp"
+    other = tmp_path / ".d.json.abc123.tmp"
+    for p in (old, fresh, other):
+        p.write_text("partial", encoding="utf-8")
+    hour_ago = time.time() - 2 * 3600
+    os.utime(old, (hour_ago, hour_ago))
+    os.utime(other, (hour_ago, hour_ago))
+    atomic_write(path, "{}")
+    assert not old.exists()
+    assert fresh.exists()  # may belong to a write still under way
+    assert other.exists()  # another file's

@@ -365,3 +365,74 @@ def test_load_debian_ja_end_to_end_and_cached(fake_apt, monkeypatch):
     monkeypatch.setattr(corpus_mod, "parse_html", _refuse)
     monkeypatch.setattr(corpus_mod, "deb_files", _refuse)  # not even unpacked again
     assert load_corpus("debian-ja").documents == corpus.documents
+
+
+# -- bounded reading, names as the filesystem gives them, symlinks, unlistable folders -------
+
+def _said(corpus, end: str) -> list[str]:
+    return [p.message for p in corpus.problems if p.path.endswith(end)]
+
+
+def test_a_gzip_bomb_is_skipped_with_a_warning_while_the_rest_loads(html_dir):
+    # 8 MB of zeros compress to about 8 KB; the limit is 1 MB
+    write(html_dir / "bomb.html.gz", gzip.compress(b"\0" * 8_000_000))
+    write(html_dir / "big.html", PAGE.format("Big", "word " * 300_000))  # 1.5 MB as read
+    corpus = load_corpus(str(html_dir), max_document_mb=1)
+    assert "decompresses to more than the 1.0 MB limit" in _said(corpus, "bomb.html.gz")[0]
+    assert "1.5 MB, over the 1.0 MB limit" in _said(corpus, "big.html")[0]
+    assert {"a.html", "sub/e.html.gz"} <= {d.id for d in corpus.documents}
+    assert "big.html" in {d.id for d in load_corpus(str(html_dir)).documents}
+
+
+def test_gzip_is_known_by_content_not_by_name(html_dir):
+    write(html_dir / "plain.html.gz", PAGE.format("Plain", "not compressed at all"))
+    write(html_dir / "zipped.html", gzip.compress(PAGE.format("Zipped", "named html").encode()))
+    corpus = load_corpus(str(html_dir))
+    assert corpus["plain.html.gz"].title == "Plain"
+    assert _said(corpus, "plain.html.gz") == ["named .gz but not gzip-compressed; read as "
+                                              "plain HTML"]
+    assert corpus["zipped.html"].title == "Zipped" and not _said(corpus, "zipped.html")
+    write(html_dir / "cut.html.gz", gzip.compress(PAGE.format("C", "x" * 999).encode())[:60])
+    assert "not a readable gzip file" in _said(load_corpus(str(html_dir)), "cut.html.gz")[0]
+
+
+def test_an_undecodable_file_name_is_named_escaped_and_the_rest_loads(html_dir):
+    raw = os.fsencode(str(html_dir)) + b"/caf\xe9.html"  # Latin-1, not UTF-8
+    with open(raw, "wb") as f:
+        f.write(PAGE.format("Cafe", "latin-1 name").encode())
+    corpus = load_corpus(str(html_dir))
+    assert corpus["caf\\xe9.html"].title == "Cafe"
+    (said,) = _said(corpus, "caf\\xe9.html")
+    assert "not valid UTF-8" in said
+    assert {"a.html", "sub/c.htm"} <= {d.id for d in corpus.documents}
+    assert load_corpus(str(html_dir)).documents == corpus.documents  # and it caches
+
+
+def test_symlinks_leaving_the_corpus_are_skipped_with_a_warning(tmp_path, html_dir):
+    outside = write(tmp_path / "secret.html", PAGE.format("Secret", "outside the corpus"))
+    write(tmp_path / "elsewhere" / "f.html", PAGE.format("Far", "outside too"))
+    (html_dir / "link.html").symlink_to(outside)
+    (html_dir / "inside.html").symlink_to(html_dir / "a.html")
+    (html_dir / "folder").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    corpus = load_corpus(str(html_dir))
+    ids = {d.id for d in corpus.documents}
+    assert "link.html" not in ids and not any(i.startswith("folder") for i in ids)
+    assert "inside.html" in ids
+    assert "outside the corpus directory; skipped" in _said(corpus, "link.html")[0]
+    assert "not followed" in _said(corpus, "folder")[0]
+    assert all("outside" not in d.text for d in corpus.documents)
+
+
+def test_an_unlistable_folder_is_reported(html_dir, monkeypatch):
+    real = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("sub"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    corpus = load_corpus(str(html_dir))
+    assert _said(corpus, "sub") == ["cannot list this directory: Permission denied; its files "
+                                    "are not in the corpus"]
+    assert {d.id for d in corpus.documents} == {"a.html", "b.html"}

@@ -313,3 +313,29 @@ def test_no_headings_is_a_problem_not_an_error():
 def test_decode_reports_byte_offset():
     text, problems = decode_html(b'<meta charset="utf-8">ok\xff\xfe\xfd', "f.html")
     assert "byte 24" in problems[0].message
+
+
+def _normalize_by_runs(text: str) -> str:
+    """The rule of normalize() written run by run, as it was first implemented."""
+    import re
+    from chunkeval.parse import _CJK_RE, _WS_RE, BREAK
+
+    def join(m: re.Match) -> str:
+        i, j, run = m.start(), m.end(), m.group()
+        if BREAK in run:
+            return " "
+        if ("\n" in run and 0 < i and j < len(text)
+                and _CJK_RE.match(text[i - 1]) and _CJK_RE.match(text[j])):
+            return ""
+        return " "
+    return _WS_RE.sub(join, text).strip()
+
+
+def test_normalize_follows_the_run_by_run_rule():
+    import random
+    rng = random.Random(0)
+    alphabet = ["字", "か", "ア", "。", "１", "a", "b", " ", "\n", "\t", "\xa0", "\x1f", "\u3000",
+                "\x0b", "\x0c"]
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        assert normalize(text) == _normalize_by_runs(text), repr(text)

@@ -244,6 +244,13 @@ def test_a_few_boundaries_shifted_by_a_few_characters_pass(project):
     recall = next(v for v in row["verdicts"] if v["metric"] == "recall_at_k")
     assert recall["value"] != recall["baseline"]  # the numbers moved, within the noise
     assert {v["status"] for v in row["verdicts"]} == {"ok"}
+    # the strategy changed under its name: the summary says so, though it passed
+    assert re.search(r"^mywin bm25 section-titles: chunks changed, metrics within bounds "
+                     r"\(params \{.*'size': 300\} -> \{.*'size': 307.*\}\)$",
+                     result.stdout.str(), re.M)
+    record(project, only="mywin")
+    result = run(project, only="mywin")
+    assert result.ret == 0 and "chunks changed" not in result.stdout.str()
 
 
 # -- cut rate: a row-cutting "structure" splitter is refused; any retriever's entry serves ----
@@ -276,6 +283,26 @@ def test_a_baseline_recorded_on_another_corpus_fails_saying_how_to_rebaseline(pr
         "re-baseline with `pytest --update-baselines`.*"])
 
 
+def test_two_corpora_of_one_name_never_overwrite_each_others_baseline(project):
+    first = record(project, only="mywin")
+    other = project.path / "elsewhere" / CORPUS
+    other.mkdir(parents=True)
+    for name, text in list(corpus_pages(seed=8).items())[:20]:
+        (other / name).write_text(text, encoding="utf-8")
+    elsewhere = ("--chunkeval-corpus", str(other))
+    result = run(project, "--update-baselines", *elsewhere, only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"baselines NOT written: *{BASELINE}: recorded on the corpus "
+                                 f"'dir:{CORPUS}', not on this run's 'dir:elsewhere/{CORPUS}'*"])
+    assert (project.path / BASELINE).read_bytes() == first
+    result = run(project, *elsewhere, only="mywin")  # comparing says the same, once
+    assert result.ret == 1 and result.stdout.str().count("recorded on the corpus") == 1
+    other_dir = ("--chunkeval-baselines", "baselines-elsewhere")
+    assert run(project, "--update-baselines", *elsewhere, *other_dir, only="mywin").ret == 0
+    assert run(project, *elsewhere, *other_dir, only="mywin").ret == 0
+    assert (project.path / BASELINE).read_bytes() == first
+
+
 def test_a_missing_entry_and_a_missing_file_say_how_to_record_them(project):
     result = run(project, only="mywin")
     assert result.ret == 1
@@ -295,9 +322,22 @@ def test_a_corrupt_baseline_file_is_named_in_a_clear_error(project):
     (project.path / BASELINE).write_text('{"schema": 1, "entries": {', encoding="utf-8")
     result = run(project, only="mywin")
     assert result.ret == 1
-    result.stdout.fnmatch_lines([f"*{BASELINE}: not a valid baseline file (*); fix it or "
-                                 "re-create it with `pytest --update-baselines`*"])
-    assert "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{BASELINE}: not a valid baseline file (*); fix it, or "
+                                 "replace it with this run's entries by `pytest "
+                                 "--update-baselines=replace`*"])
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    assert "During handling" not in out and out.count("not a valid baseline file (") == 1
+    # an update neither replaces it silently nor crashes; replace does, when asked
+    before = (project.path / BASELINE).read_bytes()
+    result = run(project, "--update-baselines", only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"baselines NOT written: *{BASELINE}: not a valid baseline*"])
+    assert (project.path / BASELINE).read_bytes() == before
+    result = run(project, "--update-baselines=replace", only="mywin")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["baselines written: *(1 entries recorded, 1 in the file); "
+                                 "the old file was replaced: *not a valid baseline file*"])
 
 
 # -- (e) writing baselines: stable bytes, and a crash keeps the old file ---------------------
@@ -311,8 +351,10 @@ def test_update_baselines_twice_gives_the_same_bytes(project):
 @pytest.mark.parametrize("failing", ["fsync", "replace"])
 def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatch, failing):
     path = tmp_path / "baselines" / "c.json"
-    old = Baseline(path, {"schema": 1, "corpus": {"name": "c"}, "settings": {},
-                          "query_sets": {}, "entries": {"a|bm25|q": {"cut_rate": 0.0}}})
+    entry = {"metrics": dict.fromkeys(baselines.METRICS, 0.5), "cut_rate": 0.0, "chunks": 1,
+             "per_query": {"coverage": [0.5], "budget_coverage": [0.5], "doc_hit": [1]}}
+    old = Baseline(path, {"schema": 1, "corpus": {"name": "c", "fingerprint": "f"},
+                          "settings": {}, "query_sets": {}, "entries": {"a|bm25|q": entry}})
     old.save()
     before = path.read_bytes()
 

@@ -493,3 +493,22 @@ def test_debian_section_titles(corpus):
 def test_debian_default_sets(corpus):
     # The Debian manuals write no "Q. / A." pairs.
     assert default_query_sets(corpus) == ["faq-headings", "section-titles"]
+
+
+def test_the_trie_scrubber_cuts_what_an_alternation_of_the_questions_cuts():
+    import random
+    import re
+
+    from chunkeval.queries import _scrubber
+    rng = random.Random(3)
+    words = ["どう", "すれば", "pool", "pool dir", "か?", "a", "ab", "abc"]
+    for _ in range(300):
+        questions = {" ".join(rng.choice(words) for _ in range(rng.randrange(1, 4)))
+                     for _ in range(rng.randrange(1, 6))}
+        longest_first = sorted(questions, key=lambda t: (-len(t), t))
+        plain = re.compile("|".join(r"\s+".join(map(re.escape, t.split(" ")))
+                                    for t in longest_first))
+        scrub = _scrubber(questions)
+        for _ in range(5):
+            text = "".join(rng.choice([*words, " ", "\n  ", "x"]) for _ in range(12))
+            assert scrub(text) == plain.sub("", text), (questions, text)
