@@ -37,11 +37,11 @@ class UsageError(Exception):
 def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
     p.add_argument("--corpus", default="debian-ja", metavar="NAME|DIR",
                    help="'debian-ja' (default: Debian's Japanese documentation, fetched and "
-                        "cached) or a directory of HTML files")
+                        "cached) or a directory of HTML, Markdown (.md) and text (.txt) files")
     if queries:
         p.add_argument("--queries", action="append", metavar="NAME|FILE",
                        help="query set: faq-headings, faq-qa, section-titles or a JSONL file "
-                            "(id, query, doc, answer); repeatable. Default: every builder "
+                            "(id, query, doc, answer|answers|spans); repeatable. Default: every builder "
                             "that yields queries on the corpus")
         p.add_argument("--max-queries", type=int, default=800, metavar="N",
                        help="sample at most N queries per set, seed 0 (default 800)")
@@ -183,6 +183,7 @@ def _report_problems(problems: list[Problem], strict: bool) -> int:
 
 
 def _info(args) -> int:
+    from .corpus import format_of
     from .model import _digest
     corpus, evaluation = _load(args)
     sets = {spec: evaluation.query_set(spec) for spec in evaluation.query_specs}
@@ -193,6 +194,7 @@ def _info(args) -> int:
         "fingerprint": _digest([corpus.fingerprint, *[qs.fingerprint for qs in sets.values()]])[:16],
         "corpus_fingerprint": corpus.fingerprint,
         "documents": len(corpus),
+        "formats": dict(sorted(Counter(format_of(d.id) or "html" for d in corpus.documents).items())),
         "chars": corpus.chars,
         "blocks": dict(sorted(blocks.items())),
         "queries": {qs.name: len(qs) for qs in sets.values()},
@@ -203,7 +205,7 @@ def _info(args) -> int:
         lines = [json.dumps({"type": "document", **d.to_json()}, ensure_ascii=False)
                  for d in corpus.documents]
         lines += [json.dumps({"type": "query", "id": q.id, "set": qs.name, "query": q.text,
-                              "doc": q.doc_id, "answer": q.answer}, ensure_ascii=False)
+                              "doc": q.doc_id, **q.gold_json()}, ensure_ascii=False)
                   for qs in sets.values() for q in qs.queries]
         atomic_write(args.dump, "\n".join(lines) + "\n")
     if args.json:
@@ -213,7 +215,11 @@ def _info(args) -> int:
               f"{info['chars']:,} non-space chars)")
         print(f"fingerprint {info['fingerprint']} (corpus {info['corpus_fingerprint']})")
         print("blocks      " + ", ".join(f"{k} {v}" for k, v in info["blocks"].items()))
+        print("formats     " + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
         print("queries     " + ", ".join(f"{k} {v}" for k, v in info["queries"].items()))
+        if info["formats"].get("text"):
+            print("note        text files have no headings: section-titles finds no queries "
+                  "in them")
         if args.dump:
             print(f"dump        {args.dump}")
     return _report_problems(problems, args.strict)

@@ -27,10 +27,13 @@ from typing import Iterator, Sequence
 from .cache import atomic_write, cache_root
 from .model import Corpus, Document, InputError, Problem
 from .parse import DEFAULT_DROP, PARSER_VERSION, check_selectors, parse_html
+from .parse_text import TEXT_PARSER_VERSION, parse_markdown, parse_plain
 from .progress import Progress
 
 DEFAULT_CORPUS = "debian-ja"
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
+# The file formats a corpus directory may hold, by suffix.
+FORMATS = {"html": HTML_SUFFIXES, "markdown": (".md", ".markdown"), "text": (".txt",)}
 CACHE_FORMAT = 1
 
 
@@ -196,6 +199,17 @@ def _is_html(name: str) -> bool:
     return name.lower().endswith(HTML_SUFFIXES)
 
 
+def format_of(name: str) -> str | None:
+    """"html", "markdown" or "text" by the file name's suffix; None when unsupported."""
+    lower = name.lower()
+    return next((f for f, suffixes in FORMATS.items() if lower.endswith(suffixes)), None)
+
+
+def _parser(doc_id: str):
+    fmt = format_of(doc_id)
+    return {"markdown": parse_markdown, "text": parse_plain}.get(fmt, parse_html)
+
+
 def _page_stem(name: str) -> str:
     stem = name.lower()
     for suffix in (".gz", ".html", ".htm", ".xhtml", ".ja"):
@@ -238,18 +252,21 @@ def _debian_inputs(debs: Sequence[Path]) -> list[_Input]:
     return inputs
 
 
-def _directory_inputs(root: Path, given: str) -> list[_Input]:
+def _directory_inputs(root: Path, given: str) -> tuple[list[_Input], list[str]]:
     if not root.exists():
         raise CorpusError(f"corpus directory {given} does not exist "
                           f"(the built-in corpus is named {DEFAULT_CORPUS!r})")
     if not root.is_dir():
         raise CorpusError(f"{given} is not a directory; --corpus takes a directory of HTML files "
                           f"or {DEFAULT_CORPUS!r}")
-    inputs = []
+    inputs, unsupported = [], []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not _is_html(name) or name.startswith("."):
+            if name.startswith("."):
+                continue
+            if format_of(name) is None:
+                unsupported.append((Path(folder) / name).relative_to(root).as_posix())
                 continue
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
@@ -260,13 +277,13 @@ def _directory_inputs(root: Path, given: str) -> list[_Input]:
                 data = e
             inputs.append(_Input(rel, display, f"{root.name}/{rel}", data))
     if not inputs:
-        raise CorpusError(f"no HTML files ({', '.join('*' + s for s in HTML_SUFFIXES)}) "
-                          f"under {given}")
-    return inputs
+        known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
+        raise CorpusError(f"no HTML, Markdown or text files ({known}) under {given}")
+    return inputs, unsupported
 
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str]) -> str:
-    blob = json.dumps([PARSER_VERSION, name, sorted(inputs), sorted(drop)], ensure_ascii=False)
+    blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, name, sorted(inputs), sorted(drop)], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -313,7 +330,9 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                 problems.append((item.doc_id, f"cannot read: {reason}", None))
             else:
                 try:
-                    doc, found = parse_html(item.data, item.doc_id, path=item.display, drop=drop)
+                    parse = _parser(item.doc_id)
+                    kwargs = {"drop": drop} if parse is parse_html else {}
+                    doc, found = parse(item.data, item.doc_id, path=item.display, **kwargs)
                     docs.append(dataclasses.replace(doc, source=item.source))
                     problems += [(item.doc_id, p.message, p.line) for p in found]
                 except InputError as e:
@@ -340,11 +359,11 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         debs = fetch_debian_ja(progress=progress)
         keyed = [(pkg.file_name, pkg.sha256) for pkg in DEBIAN_JA]  # verified just now
         inputs = None  # unpacked only when the cache misses
-        display = {}
+        display, unsupported = {}, []
     else:
         root = Path(source).expanduser()
         name = root.resolve().name or "corpus"
-        inputs = _directory_inputs(root, source)
+        inputs, unsupported = _directory_inputs(root, source)
         keyed = [(i.doc_id, hashlib.sha256(i.data).hexdigest() if isinstance(i.data, bytes)
                   else f"unreadable: {i.data}") for i in inputs]
         display = {i.doc_id: i.display for i in inputs}
@@ -361,6 +380,11 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
             _write_cache(path, name, docs, problems)
 
     problem_list = tuple(Problem(display.get(doc, doc), msg, line) for doc, msg, line in problems)
+    if unsupported:  # one line for all of them: a docs folder holds many images
+        shown = ", ".join(unsupported[:20]) + (f" and {len(unsupported) - 20} more"
+                                               if len(unsupported) > 20 else "")
+        problem_list += (Problem(source, f"{len(unsupported)} unsupported file(s) not read "
+                                         f"(not HTML, Markdown or text): {shown}"),)
     if not docs:
         shown = "; ".join(str(p) for p in problem_list[:5])
         raise CorpusError(f"no document in {source} could be read: {shown}")

@@ -14,6 +14,13 @@ So a chunk from another document costs precision like any off-topic text.
 A gold text shorter than the shingle size is one shingle; it counts as found when it occurs
 inside a chunk's whitespace-free text (matching it against the chunk's 8-character shingles
 would find it only in a chunk of exactly that text). For longer gold texts the two rules agree.
+
+A query may have several gold texts (JSONL `answers`, or `spans` into the document text, which
+become the texts they slice): its gold is the union of their shingles, so coverage is the
+share of all excerpts together that the chunks hold.
+
+Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
+default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
 """
 
 from __future__ import annotations
@@ -53,20 +60,36 @@ def shingles(text: str, n: int = SHINGLE) -> frozenset[str]:
 _gold_shingles = lru_cache(maxsize=16384)(shingles)
 
 
+def gold_shingles(golds: Sequence[str], shingle: int = SHINGLE) -> frozenset[str]:
+    """The union of the shingles of a query's gold texts."""
+    if len(golds) == 1:
+        return _gold_shingles(golds[0], shingle)
+    return frozenset().union(*(_gold_shingles(g, shingle) for g in golds))
+
+
+@lru_cache(maxsize=16384)
+def _short(gold: frozenset[str], shingle: int) -> tuple[str, ...]:
+    return tuple(g for g in gold if len(g) < shingle)
+
+
 def _gold_in(gold: frozenset[str], text: str, shingle: int,
              text_shingles: frozenset[str] | None = None) -> frozenset[str]:
-    """The gold shingles found in one chunk's text (whose shingles the caller may have)."""
-    if len(gold) == 1:
-        (only,) = gold
-        if len(only) < shingle:
-            return gold if only in "".join(text.split()) else frozenset()
-    return gold & (shingles(text, shingle) if text_shingles is None else text_shingles)
+    """The gold shingles found in one chunk's text (whose shingles the caller may have).
+    A short gold text's single shingle is found as a substring (see the module notes)."""
+    found = gold & (shingles(text, shingle) if text_shingles is None else text_shingles)
+    short = [g for g in _short(gold, shingle) if g not in found]
+    if short:
+        bare = "".join(text.split())
+        found |= {g for g in short if g in bare}
+    return found
 
 
-def coverage_of(gold_text: str, texts: Iterable[str], shingle: int = SHINGLE) -> float:
-    """Share of the gold text's shingles found in `texts` (each text shingled on its own,
-    as chunks are). 0 for a gold text without shingles."""
-    gold = _gold_shingles(gold_text, shingle)
+def coverage_of(gold_text: str | Sequence[str], texts: Iterable[str],
+                shingle: int = SHINGLE) -> float:
+    """Share of the gold text's (or texts') shingles found in `texts` (each text shingled
+    on its own, as chunks are). 0 for a gold text without shingles."""
+    golds = (gold_text,) if isinstance(gold_text, str) else tuple(gold_text)
+    gold = gold_shingles(golds, shingle)
     if not gold:
         return 0.0
     found: set[str] = set()
@@ -178,7 +201,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         row_lengths = [lengths[i] for i in row]
         taken = {b: _taken_within(row_lengths, b) for b in {budget, *budgets}}
         depth = max([len(top), *taken.values()])
-        gold = _gold_shingles(q.answer, shingle)
+        gold = gold_shingles(q.golds, shingle)
         # coverage after the first j chunks, for every prefix a metric needs
         found: set[str] = set()
         found_top: set[str] = set()
