@@ -49,6 +49,9 @@ def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
                    help="exit 1 when any input file or query line had a problem")
     p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
                    help="register an outside splitter (repeatable)")
+    p.add_argument("--length", default="chars", metavar="chars|MODULE:ATTR",
+                   help="how chunk lengths and budgets are measured: characters (default) "
+                        "or a callable text -> int, e.g. a tokenizer's count")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="worker processes, one strategy each at a time (default: all cores)")
     run.add_argument("--k", type=int, default=5, help="chunks handed per query (default 5)")
     run.add_argument("--budget", type=int, default=2000,
-                     help="context budget in characters for budget recall (default 2000)")
+                     help="context budget for budget recall, in --length units (default 2000 "
+                          "characters)")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries")
@@ -159,8 +163,10 @@ def _apt_update() -> None:
 def _load(args):
     from .corpus import load_corpus
     from .evaluate import Evaluation, Settings
+    from .metrics import length_function
+    length_function(args.length)  # a bad spec fails before the corpus loads
     corpus = load_corpus(args.corpus)
-    settings = Settings(max_queries=getattr(args, "max_queries", 800),
+    settings = Settings(max_queries=getattr(args, "max_queries", 800), length=args.length,
                         **{k: getattr(args, k) for k in ("k", "budget") if hasattr(args, k)})
     evaluation = Evaluation(corpus, settings, args.queries)
     return corpus, evaluation

@@ -34,6 +34,7 @@ class Settings:
     complete_at: float = metrics.COMPLETE_AT
     seed: int = 0
     max_queries: int = 800
+    length: str = metrics.LENGTH  # "chars" or "module:attr"; see metrics.length_function
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -98,7 +99,7 @@ class Evaluation:
                          if view[c.doc_id].text[c.start:c.end] != c.text}
             self._chunked[key] = Chunked(
                 searched, handed, parent_of, seconds,
-                stats=metrics.chunk_stats(searched),
+                stats=metrics.chunk_stats(searched, metrics.length_function(self.settings.length)),
                 cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
         return self._chunked[key]
 
@@ -141,7 +142,8 @@ class Evaluation:
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                                   chunk_shingles=chunked.shingles)
+                                   chunk_shingles=chunked.shingles,
+                                   length=metrics.length_function(s.length))
             summary = scores.summary()
             summary["cut_rate"] = chunked.cut
             self._results[key] = {

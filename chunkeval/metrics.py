@@ -26,10 +26,13 @@ default; `length_function("module:attr")` names another measure, such as a token
 from __future__ import annotations
 
 import bisect
+import importlib
+import os
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -43,6 +46,41 @@ COMPLETE_AT = 0.95
 SHINGLE = 8
 SHORT_CHUNK = 30
 CUT_KINDS = ("table", "pre")
+LENGTH = "chars"
+
+Length = Callable[[str], int]
+
+
+@lru_cache(maxsize=8)
+def length_function(spec: str = LENGTH) -> Length:
+    """The length measure a spec names: "chars" (len), or "module:attr", a callable
+    text -> int importable from the current directory (a tokenizer's count, say).
+    ValueError says what is wrong with the spec."""
+    if spec == "chars":
+        return len
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"length {spec!r}: expected 'chars' or 'module:attribute'")
+    if os.getcwd() not in sys.path:  # as a user's project module is found by python -m
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"length {spec!r}: cannot import {module_name!r} ({e})") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"length {spec!r}: {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"length {spec!r}: {attr!r} is not callable")
+
+    def length(text: str) -> int:
+        n = obj(text)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"length {spec!r} returned {n!r} for a text of {len(text)} "
+                             "characters; it must return an int >= 0")
+        return n
+    return length
 
 
 def shingles(text: str, n: int = SHINGLE) -> frozenset[str]:
@@ -165,7 +203,8 @@ def _taken_within(lengths: Sequence[int], budget: int) -> int:
 def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
           k: int = K, budget: int = BUDGET, budgets: Sequence[int] = BUDGETS,
           complete_at: float = COMPLETE_AT, shingle: int = SHINGLE,
-          chunk_shingles: dict[int, frozenset[str]] | None = None) -> Scores:
+          chunk_shingles: dict[int, frozenset[str]] | None = None,
+          length: Length = len) -> Scores:
     """Score a ranking: `ranking[i]` holds indices into `handed` for query i, best first,
     -1 padded, deep enough to fill the largest budget (a shorter ranking just fills less).
 
@@ -180,7 +219,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         raise ValueError(f"k must be at least 1, got {k}")
     if ranking.size and ranking.max() >= len(handed):
         raise ValueError(f"ranking refers to chunk {ranking.max()} of {len(handed)}")
-    lengths = [len(c.text) for c in handed]
+    lengths = [length(c.text) for c in handed]
     if chunk_shingles is None:
         chunk_shingles = {}  # a chunk recurs across queries
 
@@ -270,8 +309,8 @@ def overlap_stats(chunks: Iterable[Chunk]) -> dict:
             "max": max(overlaps, default=0)}
 
 
-def chunk_stats(chunks: Sequence[Chunk]) -> dict:
-    lengths = [len(c.text) for c in chunks]
+def chunk_stats(chunks: Sequence[Chunk], length: Length = len) -> dict:
+    lengths = [length(c.text) for c in chunks]
     return {"count": len(lengths),
             "mean_len": float(np.mean(lengths)) if lengths else 0.0,
             "max_len": max(lengths, default=0),

@@ -52,7 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="record this run's metrics as the new baselines (written atomically "
                          "at the end of the session) instead of comparing against them")
     option("chunkeval-corpus", default="debian-ja", metavar="NAME|DIR",
-           help="corpus to evaluate: 'debian-ja' (default) or a directory of HTML files")
+           help="corpus to evaluate: 'debian-ja' (default) or a directory of HTML, "
+                "Markdown and text files")
     option("chunkeval-query-sets", ini_type="args", default=[], metavar="NAMES",
            help="query sets (comma-separated on the command line): builder names or JSONL "
                 "files; default: faq-headings,section-titles on debian-ja, section-titles "
@@ -69,6 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
            help="smallest drop of a mean metric (0-1) that counts as a regression (default 0.02)")
     option("chunkeval-confidence", default="0.95", metavar="P",
            help="confidence of the paired bootstrap interval (default 0.95)")
+    option("chunkeval-length", default="chars", metavar="chars|MODULE:ATTR",
+           help="how chunk lengths and the context budget are measured: characters "
+                "(default) or a callable text -> int, e.g. a tokenizer's count")
     option("chunkeval-cut-ceiling", default="0.25", metavar="X",
            help="absolute ceiling on the cut rate of structure-aware strategies (default 0.25)")
 
@@ -94,6 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
         except (TypeError, ValueError):
             raise pytest.UsageError(f"--{name.replace('_', '-')}: expected a number, got "
                                     f"{_setting(config, name)!r}") from None
+    try:
+        from .metrics import length_function
+        length_function(str(_setting(config, "chunkeval_length")))
+    except ValueError as e:
+        raise pytest.UsageError(f"--chunkeval-length: {e}") from None
     # Under xdist, keep every test of one strategy on one worker so its chunks and indexes
     # are built once, not once per worker.
     if getattr(config.option, "dist", "no") == "load":
@@ -190,8 +199,9 @@ class State:
     @property
     def evaluation(self):
         if self._evaluation is None:
-            from .evaluate import Evaluation
-            self._evaluation = Evaluation(self.corpus, query_specs=_query_sets(self.config))
+            from .evaluate import Evaluation, Settings
+            settings = Settings(length=str(_setting(self.config, "chunkeval_length")))
+            self._evaluation = Evaluation(self.corpus, settings, query_specs=_query_sets(self.config))
         return self._evaluation
 
     @property
