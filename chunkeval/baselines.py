@@ -160,10 +160,11 @@ class Baseline:
                 f"the corpus changed, so the numbers are not comparable. {how}")
         for name in COMPARED_SETTINGS:
             recorded = self.data["settings"].get(name, _RECORDED_BEFORE.get(name))
-            if self.data["settings"] and recorded is not None and recorded != settings.get(name):
+            now = settings.get(name, _RECORDED_BEFORE.get(name))
+            if self.data["settings"] and recorded is not None and recorded != now:
                 raise BaselineError(
                     f"{self.path}: recorded with {name}={recorded}, this run "
-                    f"uses {name}={settings.get(name)}. {how}")
+                    f"uses {name}={now}. {how}")
         qs = self.data["query_sets"].get(query_set)
         if qs is not None and qs.get("fingerprint") != query_set_fingerprint:
             raise BaselineError(

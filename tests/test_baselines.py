@@ -93,3 +93,19 @@ def test_rerecording_drops_entries_of_a_changed_query_set(tmp_path):
     assert b.entry("a", "bm25", "qs") and b.entry("b", "bm25", "qs") is None
     b.record(corpus, {**settings, "k": 10}, {"qs": {"fingerprint": "q2"}}, _result(OLD, name="b"))
     assert list(b.data["entries"]) == ["b|bm25|qs"]
+
+
+def test_a_baseline_measured_with_another_length_is_not_compared(tmp_path):
+    b = Baseline(tmp_path / "c.json")
+    corpus = {"name": "c", "fingerprint": "aaa"}
+    settings = {"k": 5, "budget": 2000, "shingle": 8, "complete_at": 0.95,
+                "max_queries": 800, "seed": 0, "length": "chars"}
+    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD))
+    b.check_comparable(corpus, settings, "qs", "q1")
+    with pytest.raises(BaselineError, match="length=chars.*length=tok:count"):
+        b.check_comparable(corpus, {**settings, "length": "tok:count"}, "qs", "q1")
+    # A baseline written before the setting existed was measured in characters.
+    del b.data["settings"]["length"]
+    b.check_comparable(corpus, settings, "qs", "q1")
+    with pytest.raises(BaselineError, match="length"):
+        b.check_comparable(corpus, {**settings, "length": "tok:count"}, "qs", "q1")
