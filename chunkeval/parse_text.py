@@ -18,7 +18,7 @@ from .model import Block, Document, InputError, Problem
 from .parse import decode_html
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
-TEXT_PARSER_VERSION = "1"
+TEXT_PARSER_VERSION = "2"
 
 _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 4, "h6": 4}
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
@@ -96,6 +96,18 @@ def _table(tokens, i: int, lines: _Lines) -> tuple[Block | None, int, tuple]:
     return (rows, j + 1)
 
 
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(['\"]?)(.+?)\1[ \t]*$", re.M)
+
+
+def _front_matter_title(tokens) -> str:
+    """The `title:` of YAML front matter (docs sites keep the page title there), or ""."""
+    if tokens and tokens[0].type == "front_matter":
+        m = _FRONT_TITLE.search(tokens[0].content)
+        if m:
+            return " ".join(m.group(2).split())
+    return ""
+
+
 def _title(headings: list[tuple[int, str]], fallback: str) -> str:
     return next((t for level, t in headings if level == 1), fallback)
 
@@ -147,7 +159,7 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     if not found:
         raise InputError(where, "no text: the file holds only markup")
     heading_texts = [(int(k[-1]), text[s:e]) for k, s, e, _, _ in found if k.startswith("heading")]
-    title = _title(heading_texts, "")
+    title = _title(heading_texts, _front_matter_title(tokens))
     path_ = [title, "", ""]
     blocks = []
     for kind, start, end, rows, header_rows in found:

@@ -105,6 +105,14 @@ def test_markdown_table_is_one_block_with_rows():
     assert rebuilt.block_text(again) == "| Name | Value |\n| alpha | 1 |\n| beta | 2 |"
 
 
+def test_front_matter_title_when_there_is_no_h1():
+    doc = md('---\ntitle: "npm-access"\nsection: 1\n---\n### Synopsis\n\nText.\n')
+    assert doc.title == "npm-access"
+    assert [b.headings for b in doc.blocks] == [("npm-access", "", "Synopsis")] * 2
+    assert md("# Real title\n\nText.\n").title == "Real title"
+    assert md("Text only.\n", "no-title.md").title == "no-title.md"
+
+
 def test_crlf_and_bom():
     raw = "\ufeff# Title\r\n\r\nOne line\r\nand two.\r\n\r\n- item\r\n"
     doc, problems = parse_markdown(raw.encode("utf-8"), "x.md")
