@@ -30,7 +30,9 @@ from .stats import paired_bootstrap
 SCHEMA = 1
 DECIMALS = 4
 # The settings that change what a number means: a baseline made under others is not comparable.
-COMPARED_SETTINGS = ("k", "budget", "shingle", "complete_at", "max_queries", "seed")
+COMPARED_SETTINGS = ("k", "budget", "shingle", "complete_at", "max_queries", "seed", "length")
+# What a baseline recorded before a setting existed measured.
+_RECORDED_BEFORE = {"length": "chars"}
 # metric -> the per-query series it is the mean of
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage",
            "complete_rate": "complete", "doc_hit_at_k": "doc_hit"}
@@ -291,10 +293,12 @@ class Baseline:
                 f"{rec.get('fingerprint')}, this run's corpus has {corpus['fingerprint']}: "
                 f"the corpus changed, so the numbers are not comparable. {how}")
         for name in COMPARED_SETTINGS:
-            if name in self.data["settings"] and self.data["settings"][name] != settings.get(name):
+            recorded = self.data["settings"].get(name, _RECORDED_BEFORE.get(name))
+            now = settings.get(name, _RECORDED_BEFORE.get(name))
+            if self.data["settings"] and recorded is not None and recorded != now:
                 raise BaselineError(
-                    f"{self.path}: recorded with {name}={self.data['settings'][name]}, this run "
-                    f"uses {name}={settings.get(name)}. {how}")
+                    f"{self.path}: recorded with {name}={recorded}, this run "
+                    f"uses {name}={now}. {how}")
         qs = self.data["query_sets"].get(query_set)
         if qs is not None and qs.get("fingerprint") != query_set_fingerprint:
             raise BaselineError(
@@ -308,8 +312,11 @@ class Baseline:
         on."""
         compared = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
         before = len(self.data["entries"])
+        old = dict(self.data["settings"])
+        if old:
+            old = {**{k: v for k, v in _RECORDED_BEFORE.items() if k in compared}, **old}
         if (self.data["corpus"].get("fingerprint") not in (None, corpus["fingerprint"])
-                or self.data["settings"] not in ({}, compared)):
+                or old not in ({}, compared)):
             self.data["entries"], self.data["query_sets"] = {}, {}
         for name, qs in query_sets.items():
             old = self.data["query_sets"].get(name)

@@ -46,14 +46,18 @@ def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
     p.add_argument("--corpus", metavar="NAME|DIR",
                    help="'debian-ja' (Debian's Japanese documentation, fetched and cached), "
                         "'debian-en' (the same manuals in English) or a directory of your "
-                        "documents; default: [tool.chunkeval] corpus, else debian-ja")
+                        "HTML, Markdown and text documents; default: [tool.chunkeval] corpus, else debian-ja")
     if queries:
         p.add_argument("--queries", action="append", metavar="NAME|FILE",
                        help="query set: faq-headings, faq-qa, section-titles or a JSONL file "
-                            "(id, query, doc, answer); repeatable. Default: [tool.chunkeval] "
+                            "(id, query, doc, answer|answers|spans); repeatable. Default: "
+                            "[tool.chunkeval] "
                             "query_sets, else every builder that yields queries on the corpus")
         p.add_argument("--max-queries", type=int, metavar="N",
                        help="sample at most N queries per set, seed 0 (default 800)")
+    p.add_argument("--length", metavar="chars|MODULE:ATTR",
+                   help="how chunk lengths and the budget are measured: chars (default) or a "
+                        "callable text -> int, e.g. a tokenizer's count")
     p.add_argument("--max-document-mb", type=float, metavar="MB",
                    help="skip, with a warning, any page larger than this, as read or once "
                         "decompressed (default 20)")
@@ -139,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "project in the working directory")
     init.add_argument("--docs", metavar="DIR",
                       help="the folder of your documents (default: the folder below here "
-                           "with the most HTML files)")
+                           "with the most HTML, Markdown or text files)")
     init.add_argument("--example-splitter", action="store_true",
                       help=f"also write {EXAMPLE_MODULE}.py, a paragraph-packing splitter to "
                            "start from, and gate it")
@@ -242,6 +246,7 @@ def _report_problems(problems: list[Problem], strict: bool) -> int:
 
 
 def _info(args) -> int:
+    from .corpus import format_of
     from .model import _digest
     corpus, evaluation = _load(args)
     sets = {spec: evaluation.query_set(spec) for spec in evaluation.query_specs}
@@ -252,6 +257,7 @@ def _info(args) -> int:
         "fingerprint": _digest([corpus.fingerprint, *[qs.fingerprint for qs in sets.values()]])[:16],
         "corpus_fingerprint": corpus.fingerprint,
         "documents": len(corpus),
+        "formats": dict(sorted(Counter(format_of(d.id) or "html" for d in corpus.documents).items())),
         "chars": corpus.chars,
         "blocks": dict(sorted(blocks.items())),
         "queries": {qs.name: len(qs) for qs in sets.values()},
@@ -262,7 +268,7 @@ def _info(args) -> int:
         lines = [json.dumps({"type": "document", **d.to_json()}, ensure_ascii=False)
                  for d in corpus.documents]
         lines += [json.dumps({"type": "query", "id": q.id, "set": qs.name, "query": q.text,
-                              "doc": q.doc_id, "answer": q.answer}, ensure_ascii=False)
+                              "doc": q.doc_id, **q.gold_json()}, ensure_ascii=False)
                   for qs in sets.values() for q in qs.queries]
         atomic_write(args.dump, "\n".join(lines) + "\n")
     if args.json:
@@ -272,7 +278,11 @@ def _info(args) -> int:
               f"{info['chars']:,} non-space chars)")
         print(f"fingerprint {info['fingerprint']} (corpus {info['corpus_fingerprint']})")
         print("blocks      " + ", ".join(f"{k} {v}" for k, v in info["blocks"].items()))
+        print("formats     " + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
         print("queries     " + ", ".join(f"{k} {v}" for k, v in info["queries"].items()))
+        if info["formats"].get("text"):
+            print("note        text files have no headings: section-titles finds no queries "
+                  "in them")
         if args.dump:
             print(f"dump        {args.dump}")
     return _report_problems(problems, args.config.strict)
@@ -411,14 +421,14 @@ split.keeps_structure = True
 
 def _find_docs(root: Path) -> tuple[Path | None, int]:
     """The folder below `root` holding the most documents chunkeval reads, and how many."""
-    from .corpus import HTML_SUFFIXES
+    from .corpus import format_of
     counts: Counter[Path] = Counter()
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         here = Path(folder)
         if here == root:
             continue
-        n = sum(1 for f in files if f.lower().endswith(HTML_SUFFIXES))
+        n = sum(1 for f in files if format_of(f) is not None)
         for parent in [here, *here.parents]:
             if parent == root:
                 break
@@ -446,7 +456,8 @@ def _init(args) -> int:
     else:
         docs, n = _find_docs(root)
         if docs is None:
-            raise UsageError(f"no HTML files in any folder below {root}; pass --docs DIR")
+            raise UsageError(f"no HTML, Markdown or text files in any folder below {root}; "
+                             "pass --docs DIR")
         print(f"documents: {docs.relative_to(root)} ({n} files)")
     try:
         sets = default_query_sets(load_corpus(str(docs)))
@@ -480,7 +491,7 @@ def _section(docs: str, sets: list[str], example: bool) -> str:
     query_sets = (f"query_sets = {toml_list(sets)}" if sets
                   else '# query_sets = ["questions.jsonl"]')
     return f"""[tool.chunkeval]
-# Your documents: a folder of HTML files, relative to this file.
+# Your documents: a folder of HTML, Markdown or text files, relative to this file.
 corpus = {json.dumps(docs)}
 # Questions to retrieve answers for: built-in builders (faq-headings, faq-qa,
 # section-titles) or JSONL files of your own ({{"id", "query", "doc", "answer"}} a line).

@@ -79,8 +79,12 @@ SETTINGS: tuple[Setting, ...] = (
             "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
             cli="--analyzer"),
     Setting("k", "int", 5, "chunks handed per query (Recall@k, doc hit@k)", cli="--k"),
-    Setting("budget", "int", 2000, "context budget in characters for budget recall",
+    Setting("budget", "int", 2000, "context budget for budget recall, in characters (or in "
+            "the units of `length`)",
             cli="--budget"),
+    Setting("length", "str", "chars",
+            "how chunk lengths and the context budget are measured: chars, or MODULE:ATTR, a "
+            "callable text -> int such as a tokenizer's count", cli="--length"),
     Setting("max_queries", "int", 800, "sample at most this many queries per set (seed 0)",
             cli="--max-queries"),
     Setting("max_document_mb", "size", 20.0,
@@ -212,8 +216,14 @@ class Config:
 
     def settings(self):
         from .evaluate import Settings
+        from .metrics import length_function
+        with on_path(self.root):
+            try:
+                length_function(self.length)  # imported once here, from the project
+            except ValueError as e:
+                raise ConfigError(f"{self.where['length']}: {e}") from None
         return Settings(k=self.k, budget=self.budget, max_queries=self.max_queries,
-                        analyzer=self.analyzer)
+                        analyzer=self.analyzer, length=self.length)
 
     def tolerance(self):
         from .baselines import Tolerance

@@ -27,10 +27,13 @@ from typing import Iterator, Sequence
 from .cache import atomic_write, cache_root
 from .model import Corpus, Document, InputError, Problem
 from .parse import DEFAULT_DROP, PARSER_VERSION, check_selectors, parse_html
+from .parse_text import TEXT_PARSER_VERSION, parse_markdown, parse_plain
 from .progress import Progress
 
 DEFAULT_CORPUS = "debian-ja"
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
+# The file formats a corpus directory may hold, by suffix.
+FORMATS = {"html": HTML_SUFFIXES, "markdown": (".md", ".markdown"), "text": (".txt",)}
 CACHE_FORMAT = 1
 # A page larger than this (read, or once decompressed) is skipped with a warning. Parsing a
 # page and building its query sets peak at about 25 times its size (bench/big_document.py:
@@ -229,6 +232,17 @@ def _is_html(name: str) -> bool:
     return name.lower().endswith(HTML_SUFFIXES)
 
 
+def format_of(name: str) -> str | None:
+    """"html", "markdown" or "text" by the file name's suffix; None when unsupported."""
+    lower = name.lower()
+    return next((f for f, suffixes in FORMATS.items() if lower.endswith(suffixes)), None)
+
+
+def _parser(doc_id: str):
+    fmt = format_of(doc_id)
+    return {"markdown": parse_markdown, "text": parse_plain}.get(fmt, parse_html)
+
+
 def _page_stem(name: str) -> str:
     stem = name.lower()
     for suffix in (".gz", ".html", ".htm", ".xhtml", ".ja", ".en"):
@@ -313,9 +327,10 @@ def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
 
 
 def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB * 10**6
-                      ) -> tuple[list[_Input], list[Problem]]:
-    """The HTML files under root, and warnings about what was skipped. A symlink whose
-    target leaves the corpus directory is skipped; a directory symlink is not followed."""
+                      ) -> tuple[list[_Input], list[Problem], list[str]]:
+    """The HTML, Markdown and text files under root, warnings about what was skipped, and
+    the files of other kinds. A symlink whose target leaves the corpus directory is skipped;
+    a directory symlink is not followed."""
     if not root.exists():
         raise CorpusError(f"corpus directory {given} does not exist "
                           f"(the built-in corpora are {', '.join(BUILTIN_CORPORA)})")
@@ -324,6 +339,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                           f"or one of {', '.join(BUILTIN_CORPORA)}")
     inputs: list[_Input] = []
     problems: list[Problem] = []
+    unsupported: list[str] = []
     real_root = root.resolve()
 
     def shown(path: Path) -> str:
@@ -343,7 +359,10 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                                                              "directory; not followed"))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not _is_html(name) or name.startswith("."):
+            if name.startswith("."):
+                continue
+            if format_of(name) is None:
+                unsupported.append(escaped((Path(folder) / name).relative_to(root).as_posix()))
                 continue
             path = Path(folder) / name
             rel = escaped(path.relative_to(root).as_posix())
@@ -368,15 +387,16 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             inputs.append(_Input(rel, display, f"{escaped(root.name)}/{rel}", data,
                                  gz_name=name.lower().endswith(".gz")))
     if not inputs:
-        raise CorpusError(f"no HTML files ({', '.join('*' + s for s in HTML_SUFFIXES)}) "
-                          f"under {given}" + (f" ({problems[0]})" if problems else ""))
-    return inputs, problems
+        known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
+        raise CorpusError(f"no HTML, Markdown or text files ({known}) under {given}"
+                          + (f" ({problems[0]})" if problems else ""))
+    return inputs, problems, unsupported
 
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
                max_bytes: int) -> str:
-    blob = json.dumps([PARSER_VERSION, name, sorted(inputs), sorted(drop), max_bytes],
-                      ensure_ascii=False)
+    blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, name, sorted(inputs), sorted(drop),
+                       max_bytes], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -426,7 +446,9 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                 try:
                     data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
                     problems += [(item.doc_id, note, None) for note in notes]
-                    doc, found = parse_html(data, item.doc_id, path=item.display, drop=drop)
+                    parse = _parser(item.doc_id)
+                    kwargs = {"drop": drop} if parse is parse_html else {}
+                    doc, found = parse(data, item.doc_id, path=item.display, **kwargs)
                     docs.append(dataclasses.replace(doc, source=item.source))
                     problems += [(item.doc_id, p.message, p.line) for p in found]
                 except InputError as e:
@@ -459,11 +481,11 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         debs = fetch_builtin(name, progress=progress)
         keyed = [(pkg.file_name, pkg.sha256) for pkg in builtin_packages(name)]  # verified
         inputs = None  # unpacked only when the cache misses
-        display = {}
+        display, unsupported = {}, []
     else:
         root = Path(source).expanduser()
         name = root.resolve().name or "corpus"
-        inputs, walk_problems = _directory_inputs(root, source, max_bytes)
+        inputs, walk_problems, unsupported = _directory_inputs(root, source, max_bytes)
         keyed = [(i.doc_id, hashlib.sha256(i.data).hexdigest() if isinstance(i.data, bytes)
                   else f"unreadable: {i.data}") for i in inputs]
         display = {i.doc_id: i.display for i in inputs}
@@ -481,6 +503,11 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
 
     problem_list = tuple(walk_problems) + tuple(
         Problem(display.get(doc, doc), msg, line) for doc, msg, line in problems)
+    if unsupported:  # one line for all of them: a docs folder holds many images
+        shown = ", ".join(unsupported[:20]) + (f" and {len(unsupported) - 20} more"
+                                               if len(unsupported) > 20 else "")
+        problem_list += (Problem(source, f"{len(unsupported)} unsupported file(s) not read "
+                                         f"(not HTML, Markdown or text): {shown}"),)
     if not docs:
         shown = "; ".join(str(p) for p in problem_list[:5])
         raise CorpusError(f"no document in {source} could be read: {shown}")

@@ -38,6 +38,7 @@ class Settings:
     seed: int = 0
     max_queries: int = 800
     analyzer: str = analyzers.AUTO  # BM25 and LSA terms; auto: from the corpus's language
+    length: str = metrics.LENGTH  # "chars" or "module:attr"; see metrics.length_function
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -121,7 +122,8 @@ class Evaluation:
                          if view[c.doc_id].text[c.start:c.end] != c.text}
             self._chunked[key] = Chunked(
                 searched, handed, parent_of, seconds,
-                stats={**metrics.chunk_stats(searched), "hash": chunks_hash(searched, handed)},
+                stats={**metrics.chunk_stats(searched, metrics.length_function(self.settings.length)),
+                       "hash": chunks_hash(searched, handed)},
                 cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
         return self._chunked[key]
 
@@ -168,7 +170,8 @@ class Evaluation:
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                                   chunk_shingles=chunked.shingles)
+                                   chunk_shingles=chunked.shingles,
+                                   length=metrics.length_function(s.length))
             summary = scores.summary()
             summary["cut_rate"] = chunked.cut
             embedded2, cached2 = self._embedding_counts()

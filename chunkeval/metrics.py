@@ -14,15 +14,25 @@ So a chunk from another document costs precision like any off-topic text.
 A gold text shorter than the shingle size is one shingle; it counts as found when it occurs
 inside a chunk's whitespace-free text (matching it against the chunk's 8-character shingles
 would find it only in a chunk of exactly that text). For longer gold texts the two rules agree.
+
+A query may have several gold texts (JSONL `answers`, or `spans` into the document text, which
+become the texts they slice): its gold is the union of their shingles, so coverage is the
+share of all excerpts together that the chunks hold.
+
+Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
+default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
 """
 
 from __future__ import annotations
 
 import bisect
+import importlib
+import os
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -36,6 +46,41 @@ COMPLETE_AT = 0.95
 SHINGLE = 8
 SHORT_CHUNK = 30
 CUT_KINDS = ("table", "pre")
+LENGTH = "chars"
+
+Length = Callable[[str], int]
+
+
+@lru_cache(maxsize=8)
+def length_function(spec: str = LENGTH) -> Length:
+    """The length measure a spec names: "chars" (len), or "module:attr", a callable
+    text -> int importable from the current directory (a tokenizer's count, say).
+    ValueError says what is wrong with the spec."""
+    if spec == "chars":
+        return len
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"length {spec!r}: expected 'chars' or 'module:attribute'")
+    if os.getcwd() not in sys.path:  # as a user's project module is found by python -m
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"length {spec!r}: cannot import {module_name!r} ({e})") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"length {spec!r}: {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"length {spec!r}: {attr!r} is not callable")
+
+    def length(text: str) -> int:
+        n = obj(text)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"length {spec!r} returned {n!r} for a text of {len(text)} "
+                             "characters; it must return an int >= 0")
+        return n
+    return length
 
 
 def shingles(text: str, n: int = SHINGLE) -> frozenset[str]:
@@ -53,20 +98,36 @@ def shingles(text: str, n: int = SHINGLE) -> frozenset[str]:
 _gold_shingles = lru_cache(maxsize=16384)(shingles)
 
 
+def gold_shingles(golds: Sequence[str], shingle: int = SHINGLE) -> frozenset[str]:
+    """The union of the shingles of a query's gold texts."""
+    if len(golds) == 1:
+        return _gold_shingles(golds[0], shingle)
+    return frozenset().union(*(_gold_shingles(g, shingle) for g in golds))
+
+
+@lru_cache(maxsize=16384)
+def _short(gold: frozenset[str], shingle: int) -> tuple[str, ...]:
+    return tuple(g for g in gold if len(g) < shingle)
+
+
 def _gold_in(gold: frozenset[str], text: str, shingle: int,
              text_shingles: frozenset[str] | None = None) -> frozenset[str]:
-    """The gold shingles found in one chunk's text (whose shingles the caller may have)."""
-    if len(gold) == 1:
-        (only,) = gold
-        if len(only) < shingle:
-            return gold if only in "".join(text.split()) else frozenset()
-    return gold & (shingles(text, shingle) if text_shingles is None else text_shingles)
+    """The gold shingles found in one chunk's text (whose shingles the caller may have).
+    A short gold text's single shingle is found as a substring (see the module notes)."""
+    found = gold & (shingles(text, shingle) if text_shingles is None else text_shingles)
+    short = [g for g in _short(gold, shingle) if g not in found]
+    if short:
+        bare = "".join(text.split())
+        found |= {g for g in short if g in bare}
+    return found
 
 
-def coverage_of(gold_text: str, texts: Iterable[str], shingle: int = SHINGLE) -> float:
-    """Share of the gold text's shingles found in `texts` (each text shingled on its own,
-    as chunks are). 0 for a gold text without shingles."""
-    gold = _gold_shingles(gold_text, shingle)
+def coverage_of(gold_text: str | Sequence[str], texts: Iterable[str],
+                shingle: int = SHINGLE) -> float:
+    """Share of the gold text's (or texts') shingles found in `texts` (each text shingled
+    on its own, as chunks are). 0 for a gold text without shingles."""
+    golds = (gold_text,) if isinstance(gold_text, str) else tuple(gold_text)
+    gold = gold_shingles(golds, shingle)
     if not gold:
         return 0.0
     found: set[str] = set()
@@ -142,7 +203,8 @@ def _taken_within(lengths: Sequence[int], budget: int) -> int:
 def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
           k: int = K, budget: int = BUDGET, budgets: Sequence[int] = BUDGETS,
           complete_at: float = COMPLETE_AT, shingle: int = SHINGLE,
-          chunk_shingles: dict[int, frozenset[str]] | None = None) -> Scores:
+          chunk_shingles: dict[int, frozenset[str]] | None = None,
+          length: Length = len) -> Scores:
     """Score a ranking: `ranking[i]` holds indices into `handed` for query i, best first,
     -1 padded, deep enough to fill the largest budget (a shorter ranking just fills less).
 
@@ -157,7 +219,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         raise ValueError(f"k must be at least 1, got {k}")
     if ranking.size and ranking.max() >= len(handed):
         raise ValueError(f"ranking refers to chunk {ranking.max()} of {len(handed)}")
-    lengths = [len(c.text) for c in handed]
+    lengths = [length(c.text) for c in handed]
     if chunk_shingles is None:
         chunk_shingles = {}  # a chunk recurs across queries
 
@@ -178,7 +240,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         row_lengths = [lengths[i] for i in row]
         taken = {b: _taken_within(row_lengths, b) for b in {budget, *budgets}}
         depth = max([len(top), *taken.values()])
-        gold = _gold_shingles(q.answer, shingle)
+        gold = gold_shingles(q.golds, shingle)
         # coverage after the first j chunks, for every prefix a metric needs
         found: set[str] = set()
         found_top: set[str] = set()
@@ -247,8 +309,8 @@ def overlap_stats(chunks: Iterable[Chunk]) -> dict:
             "max": max(overlaps, default=0)}
 
 
-def chunk_stats(chunks: Sequence[Chunk]) -> dict:
-    lengths = [len(c.text) for c in chunks]
+def chunk_stats(chunks: Sequence[Chunk], length: Length = len) -> dict:
+    lengths = [length(c.text) for c in chunks]
     return {"count": len(lengths),
             "mean_len": float(np.mean(lengths)) if lengths else 0.0,
             "max_len": max(lengths, default=0),

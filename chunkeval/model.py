@@ -123,7 +123,9 @@ class Document:
         out = []
         for b in self.blocks:
             rows = tuple(self.text[s:e] for s, e in b.rows)
-            out.append(Part(b.kind, self.text[b.start:b.end], b.headings, rows, b.header_rows))
+            # A Markdown table's text also holds its delimiter line, which is no row.
+            text = "\n".join(rows) if rows else self.text[b.start:b.end]
+            out.append(Part(b.kind, text, b.headings, rows, b.header_rows))
         return out
 
     def block_text(self, block: Block) -> str:
@@ -186,6 +188,24 @@ class Query:
     text: str
     doc_id: str
     answer: str  # the gold text; scored by shingles, so whitespace does not matter
+    # Several gold excerpts (JSONL `answers` or `spans`): coverage is over the union of their
+    # shingles, and `answer` holds them joined by "\n" for reading. `spans` are the
+    # [start, end) offsets into the document text the excerpts came from, when given so.
+    answers: tuple[str, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def golds(self) -> tuple[str, ...]:
+        return self.answers or (self.answer,)
+
+    def gold_json(self) -> dict:
+        """The gold as the dump and results write it: `answer`, plus `answers`/`spans`."""
+        out = {"answer": self.answer}
+        if self.answers:
+            out["answers"] = list(self.answers)
+        if self.spans:
+            out["spans"] = [list(s) for s in self.spans]
+        return out
 
 
 @dataclass(frozen=True)
@@ -203,7 +223,10 @@ class QuerySet:
 
     @property
     def fingerprint(self) -> str:
-        qs = [[q.id, q.text, q.doc_id, q.answer] for q in self.queries]
+        # Extra gold forms only when present, so single-answer sets keep their fingerprints.
+        qs = [[q.id, q.text, q.doc_id, q.answer]
+              + ([list(q.answers), [list(s) for s in q.spans]] if q.answers else [])
+              for q in self.queries]
         return _digest({"queries": qs, "view": self.view.fingerprint})[:16]
 
 

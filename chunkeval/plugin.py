@@ -99,6 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         cfg = load_config(config)
         names = cfg.strategy_names()
+        cfg.settings()  # a bad length function is a usage error now, not in every test
         state = State(config, cfg, names, cfg.retriever_plan(names))
     except (ConfigError, InputError) as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
@@ -171,7 +172,7 @@ class State:
                 self._evaluation = Evaluation(self.corpus, self.cfg.settings(),
                                               query_specs=self.cfg.query_sets or None)
                 self._evaluation.analyzer  # a bad name fails here, once
-            except (InputError, ValueError) as e:
+            except (InputError, ValueError, ConfigError) as e:
                 raise ChunkevalError(f"chunkeval: {e}") from None
         return self._evaluation
 

@@ -377,6 +377,49 @@ def _resolve_doc(corpus: Corpus, ref: str) -> tuple[str | None, str | None]:
     return None, f"unknown document {ref!r}"
 
 
+def _jsonl_gold(obj: dict, form: str, doc: Document, bare: str):
+    """((answers, spans), None) for one line's gold, or (None, why not)."""
+    n = len(doc.text)
+    if form in ("answer", "answers"):
+        given = [obj["answer"]] if form == "answer" else obj["answers"]
+        if form == "answers" and (not isinstance(given, list) or not given):
+            return None, "'answers' must be a non-empty list of strings"
+        answers = []
+        for i, a in enumerate(given):
+            which = f"'{form}'" + (f" item {i}" if form == "answers" else "")
+            if not isinstance(a, str) or not normalize(a):
+                return None, f"{which} must be a non-empty string"
+            a = normalize(a)
+            # Compared without any whitespace, as coverage is scored: a line break pasted
+            # into Japanese text must not make the answer unfindable.
+            if "".join(a.split()) not in bare:
+                return None, f"{which} not found in {doc.id} (compared without whitespace)"
+            answers.append(a)
+        return (tuple(answers), ()), None
+    if form == "start/end":
+        given, form = [[obj["start"], obj["end"]]], "start/end"
+    else:
+        given = obj["spans"]
+        if not isinstance(given, list) or not given:
+            return None, "'spans' must be a non-empty list of [start, end] pairs"
+    answers, spans = [], []
+    for i, span in enumerate(given):
+        which = "'start'/'end'" if form == "start/end" else f"'spans' item {i}"
+        ok = (isinstance(span, list) and len(span) == 2
+              and all(type(v) is int for v in span) and 0 <= span[0] < span[1] <= n)
+        if not ok:
+            return None, (f"{which} must be integers with 0 <= start < end <= {n} "
+                          f"(the length of {doc.id})")
+        a = normalize(doc.text[span[0]:span[1]])
+        if not a:
+            return None, f"{which}: text {span[0]}-{span[1]} of {doc.id} is blank"
+        answers.append(a)
+        spans.append((span[0], span[1]))
+    if form == "start/end":
+        spans = []  # the old single-span form reads as one answer, as it always has
+    return (tuple(answers), tuple(spans)), None
+
+
 def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -405,11 +448,15 @@ def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Quer
             bad("not a JSON object")
             continue
         has_offsets = "start" in obj and "end" in obj
+        forms = [f for f in ("answer", "answers", "spans") if f in obj] + (["start/end"] if has_offsets else [])
         missing = [k for k in ("id", "query", "doc") if k not in obj]
-        if "answer" not in obj and not has_offsets:
-            missing.append("answer (or start and end)")
+        if not forms:
+            missing.append("answer, answers or spans (or start and end)")
         if missing:
             bad(f"missing key(s): {', '.join(missing)}")
+            continue
+        if len(forms) > 1:
+            bad(f"give one gold form, not {' and '.join(forms)}")
             continue
         qid, text, ref = str(obj["id"]), obj["query"], obj["doc"]
         if not isinstance(text, str) or not normalize(text):
@@ -426,30 +473,19 @@ def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Quer
             bad(why)
             continue
         doc = corpus[doc_id]
-        if "answer" in obj:
-            if not isinstance(obj["answer"], str) or not normalize(obj["answer"]):
-                bad("'answer' must be a non-empty string")
-                continue
-            answer = normalize(obj["answer"])
-            # Compared without any whitespace, as coverage is scored: a line break pasted
-            # into Japanese text must not make the answer unfindable.
-            if doc_id not in bare_text:
-                bare_text[doc_id] = "".join(doc.text.split())
-            if "".join(answer.split()) not in bare_text[doc_id]:
-                bad(f"answer not found in {doc_id} (compared without whitespace)")
-                continue
-        else:
-            start, end = obj["start"], obj["end"]
-            if not (type(start) is int and type(end) is int and 0 <= start < end <= len(doc.text)):
-                bad(f"'start'/'end' must be integers with 0 <= start < end <= {len(doc.text)} "
-                    f"(the length of {doc_id})")
-                continue
-            answer = normalize(doc.text[start:end])
-            if not answer:
-                bad(f"text {start}-{end} of {doc_id} is blank")
-                continue
+        if doc_id not in bare_text:
+            bare_text[doc_id] = "".join(doc.text.split())
+        gold, why = _jsonl_gold(obj, forms[0], doc, bare_text[doc_id])
+        if gold is None:
+            bad(why)
+            continue
+        answers, spans = gold
         ids.add(qid)
-        queries.append(Query(qid, normalize(text), doc_id, answer))
+        if len(answers) == 1 and not spans:
+            queries.append(Query(qid, normalize(text), doc_id, answers[0]))
+        else:
+            queries.append(Query(qid, normalize(text), doc_id, "\n".join(answers),
+                                 answers, spans))
 
     if not queries:
         first = f"; first: {problems[0]}" if problems else ""
@@ -468,7 +504,8 @@ def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Quer
 
 def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = 800, seed: int = 0) -> QuerySet:
     """The query set named by `spec`: a builder in BUILDERS, or the path of a JSONL file
-    with one {"id", "query", "doc", "answer" | "start"+"end"} object a line."""
+    with one {"id", "query", "doc", and "answer" | "answers" | "spans" | "start"+"end"}
+    object a line."""
     if spec in BUILDERS:
         return _build(corpus, spec, max_queries, seed)
     path = Path(spec)

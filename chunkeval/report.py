@@ -51,6 +51,8 @@ class _Doc:
         self.settings = results.get("settings") or {}
         self.k = self.settings.get("k", 5)
         self.budget = self.settings.get("budget", 2000)
+        length = self.settings.get("length", "chars")  # the unit of budgets and lengths
+        self.unit = "chars" if length == "chars" else f"units of {length}"
         self.rows: dict[tuple[str, str, str], dict] = {}
         for i, row in enumerate(results["results"]):
             if not isinstance(row, dict):
@@ -234,7 +236,7 @@ def format_table(results: dict, *, query_set: str | None = None, width: int | No
         strategies = doc.strategies(qs)
         n = doc.queries(qs)
         out.append(f"{qs}" + (f" ({n:,} queries)" if n is not None else "")
-                   + f"  k={doc.k}  budget {_chars(doc.budget)} chars  [% ±SE]")
+                   + f"  k={doc.k}  budget {_chars(doc.budget)} {doc.unit}  [% ±SE]")
         rows = [doc.chunk_row(qs, s) for s in strategies]
         left = [_Col("strategy", list(strategies), "<"),
                 _Col("cut", [_pct(_metric(r, "cut_rate"), se=False) for r in rows]),
@@ -263,8 +265,8 @@ def format_table(results: dict, *, query_set: str | None = None, width: int | No
             out.extend(_render([("", left)] + part))
             out.append("")
     legend = (f"R@{doc.k} = Recall@{doc.k}; B@{doc.budget} = budget recall at "
-              f"{_chars(doc.budget)} chars; hit = doc hit@{doc.k}; cpl = complete rate; "
-              "cut = cut rate of table/pre blocks; mean = mean chunk length (chars).")
+              f"{_chars(doc.budget)} {doc.unit}; hit = doc hit@{doc.k}; cpl = complete rate; "
+              f"cut = cut rate of table/pre blocks; mean = mean chunk length ({doc.unit}).")
     out.extend(textwrap.wrap(legend, width=max(40, width)))
     return "\n".join(out)
 
@@ -298,7 +300,7 @@ def _header_facts(doc: _Doc) -> list[str]:
     if corpus:
         facts.append(f"corpus {corpus.get('name', '?')} ({_int(corpus.get('documents'))} documents, "
                      f"{_int(corpus.get('chars'))} chars, fingerprint {corpus.get('fingerprint', '?')})")
-    bits = [f"k = {doc.k}", f"budget = {_chars(doc.budget)} chars"]
+    bits = [f"k = {doc.k}", f"budget = {_chars(doc.budget)} {doc.unit}"]
     if s.get("budgets"):
         bits.append("budget curve " + ", ".join(_chars(b) for b in s["budgets"]))
     if s.get("shingle") is not None:
@@ -330,7 +332,7 @@ def _reading_note(doc: _Doc) -> list[str]:
         f"Values are percentages. Recall@{doc.k} is the mean share of the answer's 8-char "
         f"shingles found in the top {doc.k} chunks from the answer's document; budget recall "
         f"takes chunks from the top while their total stays within {_chars(doc.budget)} "
-        "chars (the first is always taken). Complete = share of queries with coverage at the "
+        f"{doc.unit} (the first is always taken). Complete = share of queries with coverage at the "
         f"completion threshold; doc hit = the answer's document appears in the top {doc.k}; "
         "cut rate = share of table and pre blocks with a chunk boundary inside them.",
         "`±` is one standard error of the mean over the queries. Two methods whose values are "
@@ -429,7 +431,7 @@ def _md_query_set(doc: _Doc, qs: str) -> list[str]:
         curve_rows = [[_md(s)] + cells for s in strategies
                       if (cells := _curve_cells(doc, qs, s, ret, budgets))]
         if curve_rows:
-            out += [f"Budget recall by context budget ({_md(ret)}, chars):", ""]
+            out += [f"Budget recall by context budget ({_md(ret)}, {doc.unit}):", ""]
             out += _md_table(["strategy"] + [_chars(b) for b in budgets], curve_rows,
                              ["<"] + [">"] * len(budgets))
     return out
@@ -607,7 +609,7 @@ def plot_recall_vs_length(doc: _Doc, qs: str) -> str:
     svg.circle(30, 46, 5, fill=PALETTE[0])
     svg.text(40, 50, f"Recall@{doc.k}", size=12)
     svg.circle(140, 46, 5, fill="#fff", stroke=PALETTE[3])
-    svg.text(150, 50, f"budget recall @{_chars(doc.budget)} chars", size=12)
+    svg.text(150, 50, f"budget recall @{_chars(doc.budget)} {doc.unit}", size=12)
     lengths = {s: (doc.chunk_row(qs, s).get("chunks") or {}).get("mean_len")
                for s in doc.strategies(qs)}
     lengths = {s: float(v) for s, v in lengths.items() if v}
@@ -621,7 +623,7 @@ def plot_recall_vs_length(doc: _Doc, qs: str) -> str:
         y0 = top + i * panel_h + 24
         f = _Frame(90, y0, width - 190, y0 + panel_h - 80, xlo, xhi, yhi, xlog=True)
         svg.text(f.x0, y0 - 8, ret, size=14, weight="bold")
-        _axes(svg, f, _log_ticks(xlo, xhi), yticks, "mean chunk length (chars, log scale)",
+        _axes(svg, f, _log_ticks(xlo, xhi), yticks, f"mean chunk length ({doc.unit}, log scale)",
               "recall")
         labels, markers = [], []
         for s, length in lengths.items():
@@ -673,7 +675,7 @@ def plot_budget_curves(doc: _Doc, qs: str) -> str:
         x0 = 20 + i * panel_w + 70
         f = _Frame(x0, top + 30, x0 + panel_w - 100, top + 270, budgets[0], budgets[-1], yhi)
         svg.text(f.x0, f.y0 - 10, ret, size=14, weight="bold")
-        _axes(svg, f, budgets, yticks, "context budget (chars)", "budget recall",
+        _axes(svg, f, budgets, yticks, f"context budget ({doc.unit})", "budget recall",
               xfmt=lambda v: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
         if budgets[0] <= doc.budget <= budgets[-1]:
             svg.line(f.x(doc.budget), f.y0, f.x(doc.budget), f.y1, stroke="#aaa", dash="4 3")
@@ -801,10 +803,10 @@ def _html_query_set(doc: _Doc, qs: str) -> list[str]:
     out = [f"<h2>{_e(qs)}" + (f" ({_int(n)} queries)" if n else "") + "</h2>"]
     captions = (
         f"Each strategy is a vertical pair at its mean chunk length: filled = Recall@{doc.k}, "
-        f"open = budget recall at {_chars(doc.budget)} chars. Labels that do not fit "
+        f"open = budget recall at {_chars(doc.budget)} {doc.unit}. Labels that do not fit "
         "are left out; the tables below have every value.",
         f"Up to {CURVE_LINES} strategies; the dashed line marks the run's budget "
-        f"({_chars(doc.budget)} chars).",
+        f"({_chars(doc.budget)} {doc.unit}).",
         "Share of table and pre blocks with a chunk boundary strictly inside them "
         "(cut / blocks).")
     for plot, caption in zip((plot_recall_vs_length, plot_budget_curves, plot_cut_rate), captions):

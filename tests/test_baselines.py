@@ -285,3 +285,19 @@ def test_a_killed_writes_temp_file_is_removed_by_the_next_write(tmp_path):
     assert not old.exists()
     assert fresh.exists()  # may belong to a write still under way
     assert other.exists()  # another file's
+
+
+def test_a_baseline_measured_with_another_length_is_not_compared(tmp_path):
+    b = Baseline(tmp_path / "c.json")
+    corpus = {"name": "c", "fingerprint": "aaa"}
+    settings = {"k": 5, "budget": 2000, "shingle": 8, "complete_at": 0.95,
+                "max_queries": 800, "seed": 0, "length": "chars"}
+    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD))
+    b.check_comparable(corpus, settings, "qs", "q1")
+    with pytest.raises(BaselineError, match="length=chars.*length=tok:count"):
+        b.check_comparable(corpus, {**settings, "length": "tok:count"}, "qs", "q1")
+    # A baseline written before the setting existed was measured in characters.
+    del b.data["settings"]["length"]
+    b.check_comparable(corpus, settings, "qs", "q1")
+    with pytest.raises(BaselineError, match="length"):
+        b.check_comparable(corpus, {**settings, "length": "tok:count"}, "qs", "q1")

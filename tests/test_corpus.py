@@ -43,7 +43,7 @@ def html_dir(tmp_path):
     write(root / "sub" / "d.xhtml", PAGE.format("Dee", "xhtml page"))
     write(root / "sub" / "e.html.gz", gzip.compress(PAGE.format("Ee", "zipped").encode()))
     write(root / "sub" / "sjis.html", (DATA / "parse_shift_jis.html").read_bytes())
-    write(root / "notes.txt", "not html")
+    write(root / "notes.rst", "not a format we read")
     write(root / ".hidden" / "x.html", PAGE.format("Hidden", "skipped"))
     return root
 
@@ -56,7 +56,8 @@ def test_directory_corpus(html_dir):
     assert corpus["sub/e.html.gz"].title == "Ee"
     assert "シフトJISで書かれた本文" in corpus["sub/sjis.html"].text
     assert corpus["a.html"].source == "docs/a.html"
-    assert corpus.problems == ()
+    assert [p.message for p in corpus.problems] == [
+        "1 unsupported file(s) not read (not HTML, Markdown or text): notes.rst"]
 
 
 BAD_FILES = {
@@ -109,8 +110,8 @@ def test_file_is_not_a_directory(tmp_path):
 
 
 def test_directory_without_html(tmp_path):
-    write(tmp_path / "empty" / "readme.txt", "nothing")
-    with pytest.raises(CorpusError, match=r"no HTML files .*\*\.html"):
+    write(tmp_path / "empty" / "readme.rst", "nothing")
+    with pytest.raises(CorpusError, match=r"no HTML, Markdown or text files .*\*\.html"):
         load_corpus(str(tmp_path / "empty"))
 
 

@@ -369,3 +369,15 @@ def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatc
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["c.json"]  # no temporary left
+
+
+def test_a_baseline_measured_with_another_length_function_is_not_compared(project):
+    record(project, only="mywin")
+    project.makepyfile(lenmod11="def words(text):\n    return len(text.split())\n")
+    result = run(project, "--chunkeval-length", "lenmod11:words", only="mywin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"*{BASELINE}: recorded with length=chars, this run uses "
+                                 "length=lenmod11:words.*--update-baselines*"])
+    bad = run(project, "--chunkeval-length", "lenmod11:nope", only="mywin")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--chunkeval-length: length 'lenmod11:nope'" in bad.stderr.str()
