@@ -2,7 +2,7 @@
 
 File `baselines/<corpus name>.json` (see baseline_path); the file records which corpus it
 was made on (its identity: the built-in name, or the directory), and an update refuses a file
-made on another corpus. Updates run through update_file: under a lock beside the file, the
+made on another corpus. Updates run through update_file: under a lock on the directory, the
 file is read, validated, merged with this run's entries and renamed into place, so that
 concurrent updates keep every entry. A verdict is a paired test of the new per-query values
 against the recorded ones: a metric regressed only when the bootstrap interval of the mean
@@ -12,15 +12,18 @@ upward mark an improvement, which is reported, never failed.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
+import os
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock, Timeout
 
 from .cache import atomic_write
 from .config import BUILTIN_CORPORA
@@ -422,14 +425,8 @@ def update_file(path: str | Path, records: list[dict], mode: str = "all", *,
     path = Path(path)
     summary = UpdateSummary(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(path.with_name(f".{path.name}.lock"))
-    try:
-        lock.acquire(timeout=LOCK_TIMEOUT)
-    except Timeout:
-        raise BaselineError(f"{path}: another run has been updating this file for "
-                            f"{LOCK_TIMEOUT} s (lock {lock.lock_file}); try again when it "
-                            "has finished") from None
-    try:
+    with locked(path.parent, f"{path}: another run has been updating a baseline here for "
+                             f"{LOCK_TIMEOUT} s; try again when it has finished"):
         try:
             baseline = Baseline.load(path)
             if identity is not None:
@@ -456,9 +453,27 @@ def update_file(path: str | Path, records: list[dict], mode: str = "all", *,
         summary.total = len(baseline.data["entries"])
         if known_strategies is not None:
             summary.stale = baseline.stale(known_strategies)
-    finally:
-        lock.release()
     return summary
+
+
+@contextlib.contextmanager
+def locked(directory: Path, timeout_message: str, timeout: float = LOCK_TIMEOUT):
+    """An exclusive lock on the baselines directory, across processes, for a read-merge-write.
+    flock on the directory itself: no lock file is left in the user's repository."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise BaselineError(timeout_message) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 _SCALAR_LIST = re.compile(r"\[[^\[\]{}]*\]")

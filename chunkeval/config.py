@@ -258,7 +258,8 @@ class on_path:
 def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
          ini: Callable[[str], Any] | None = None, pyproject: Path | None = None) -> Config:
     """Resolve every setting. `command_line` holds the options given (None: not given),
-    `ini` reads a pytest ini value (None or empty: not set)."""
+    `ini` reads a pytest ini value (None or empty: not set); with `ini`, messages name the
+    pytest options, else the chunkeval command's."""
     if pyproject is None:
         pyproject = (root / "pyproject.toml") if root is not None else find_pyproject()
     if root is None:
@@ -274,7 +275,8 @@ def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
         found = []  # (raw value, where, what relative paths are relative to)
         given = (command_line or {}).get(s.name)
         if _set(given):
-            found.append((given, f"option {s.cli or s.pytest_option}", Path.cwd()))
+            option = s.pytest_option if ini is not None or not s.cli else s.cli
+            found.append((given, f"option {option}", Path.cwd()))
         if ini is not None and _set(value := ini(s.ini)):
             found.append((value, f"ini setting {s.ini}", root))
         if section is not None and s.name in section:

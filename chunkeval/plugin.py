@@ -66,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="register an outside retriever (repeatable); the same as "
                          "--chunkeval-outside-retrievers")
     group.addoption("--update-baselines", nargs="?", const="all", default=None,
-                    choices=UPDATE_MODES, metavar="MODE",
+                    metavar="MODE",
                     help="record this run's metrics as the new baselines (merged into the file "
                          "under a lock at the end of the session) instead of comparing against "
                          "them. MODE: all (default: every selected entry), failing (only "
@@ -93,6 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "corpus: needs the evaluated corpus (the default one is "
                                        "fetched on first use)")
     config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")
+    _update_mode(config)
     if config.getoption("chunkeval_no_xdist", None) is not None:
         raise pytest.UsageError("-n runs tests on several processes with pytest-xdist, which "
                                 "is not installed here: pip install pytest-xdist")
@@ -115,6 +116,23 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.dist = "loadgroup"
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(Summary(config, state), "chunkeval-summary")
+
+
+def _update_mode(config: pytest.Config) -> None:
+    """`--update-baselines` takes an optional MODE, so in `pytest --update-baselines tests/`
+    argparse hands it the path: give the path back to the run and take the default mode."""
+    given = config.option.update_baselines
+    if given is None or given in UPDATE_MODES:
+        return
+    if not Path(given.split("::")[0]).exists():
+        raise pytest.UsageError(f"--update-baselines={given}: not a mode ({', '.join(UPDATE_MODES)})"
+                                " nor a test path")
+    config.option.update_baselines = "all"
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        config.args.append(given)
+    else:
+        config.args[:] = [given]
+        config.args_source = pytest.Config.ArgsSource.ARGS
 
 
 @dataclass(frozen=True)
@@ -409,7 +427,7 @@ class Checker:
             baseline.check_comparable(st.corpus_record, st.evaluation.settings.to_json(),
                                       query_set.name, query_set.fingerprint)
         except BaselineError as e:
-            pytest.fail(str(e), pytrace=False)
+            raise ChunkevalError(str(e)) from None
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
@@ -441,12 +459,13 @@ class Checker:
         try:
             check_same_retriever(result, entry, str(baseline.path))
         except BaselineError as e:
-            pytest.fail(f"{what}: {e}", pytrace=False)
+            raise ChunkevalError(f"{what}: {e}") from None
         try:
             verdicts = compare(result, entry, ev.settings.complete_at, st.tolerance)
         except (KeyError, ValueError) as e:
-            pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
-                        f"({e!s}); re-record it with `pytest --update-baselines`", pytrace=False)
+            raise ChunkevalError(f"{what}: the entry in {baseline.path} does not match this "
+                                 f"run ({e!s}); re-record it with `pytest --update-baselines`"
+                                 ) from None
         row["verdicts"] = [v.to_json() for v in verdicts]
         if entry.get("chunks_hash") and entry["chunks_hash"] != result["chunks"].get("hash"):
             row["chunks_changed"] = {"params": entry.get("params"),

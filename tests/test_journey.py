@@ -171,3 +171,9 @@ def test_a_project_with_testpaths_still_gets_the_items(team: Path):
     # naming a test file runs that file only
     only = pytest_in(team, "--collect-only", "-q", "tests/test_unit.py")
     assert "pyproject.toml::" not in only.stdout
+    # the mode of --update-baselines is optional: a path after it stays a path
+    update = pytest_in(team, "--update-baselines", "tests/test_unit.py")
+    assert update.returncode == 0, update.stdout + update.stderr
+    assert "1 passed" in update.stdout
+    bad = pytest_in(team, "--update-baselines=sometimes")
+    assert bad.returncode == 4 and "not a mode (all, failing, replace)" in bad.stderr

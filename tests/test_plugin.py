@@ -380,4 +380,4 @@ def test_a_baseline_measured_with_another_length_function_is_not_compared(projec
                                  "length=lenmod11:words.*--update-baselines*"])
     bad = run(project, "--chunkeval-length", "lenmod11:nope", only="mywin")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--chunkeval-length: length 'lenmod11:nope'" in bad.stderr.str()
+    assert "length 'lenmod11:nope': 'lenmod11' has no attribute 'nope'" in bad.stderr.str()
