@@ -25,17 +25,30 @@ DECIMALS = 4
 COMPARED_SETTINGS = ("k", "budget", "shingle", "complete_at", "max_queries", "seed")
 # metric -> the per-query series it is the mean of
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage",
-           "complete_rate": "complete", "doc_hit_at_k": "doc_hit"}
+           "complete_rate": "complete", "doc_hit_at_k": "doc_hit",
+           "mrr_at_k": "rr", "ndcg_at_k": "ndcg"}
+# Gated by default: the continuous metrics. The 0/1 ones (complete rate, doc hit) move by
+# several points under a harmless phase shift of the same strategy (see README, "How much
+# to trust the gate"), so they are reported, not gated, unless configured.
+GATED = ("recall_at_k", "budget_recall")
 
 
 @dataclass(frozen=True)
 class Tolerance:
     min_effect: float = 0.02  # a real regression is also a big enough one (2 points)
-    confidence: float = 0.95
-    resamples: int = 2000
+    alpha: float = 0.05  # chance that a harmless change fails any of a strategy's comparisons
+    family: int = 1  # how many comparisons of one strategy are gated in the session
+    gated: tuple[str, ...] = GATED
+    resamples: int = 4000
     seed: int = 0
     cut_slack: float = 0.01  # cut rate is deterministic; allow rounding only
     cut_ceiling: float = 0.25
+
+    @property
+    def confidence(self) -> float:
+        """Two-sided confidence of each interval: Bonferroni over the strategy's family, so
+        that one-sided, P(any harmless comparison falls wholly below 0) <= alpha."""
+        return 1 - 2 * self.alpha / max(1, self.family)
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,8 @@ class Verdict:
     low: float
     high: float
     status: str  # "ok", "regressed", "improved"
+    gated: bool = True
+    confidence: float = 0.95
 
     def describe(self) -> str:
         return (f"{self.metric}: {self.value:.4f} vs baseline {self.baseline:.4f} "
@@ -54,7 +69,7 @@ class Verdict:
 
     @property
     def _ci(self) -> str:
-        return f"95% CI {self.low:+.4f} to {self.high:+.4f}"
+        return f"{self.confidence:.2%} CI {self.low:+.4f} to {self.high:+.4f}"
 
     def to_json(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -64,38 +79,56 @@ def key(strategy: str, retriever: str, query_set: str) -> str:
     return f"{strategy}|{retriever}|{query_set}"
 
 
+def first_span(q: dict) -> str | None:
+    """The first retrieved chunk's span as "doc:start:end", for per-query diffs."""
+    r = q.get("retrieved")
+    return f"{r[0][0]}:{r[0][1]}:{r[0][2]}" if r else None
+
+
 def series(result: dict, complete_at: float) -> dict[str, np.ndarray]:
     """The per-query series of a result entry, rounded as a baseline stores them."""
     pq = result["per_query"]
     cov = np.round([q["coverage"] for q in pq], DECIMALS)
-    return {"coverage": cov,
-            "budget_coverage": np.round([q["budget_coverage"] for q in pq], DECIMALS),
-            "complete": (cov >= complete_at).astype(float),
-            "doc_hit": np.array([float(q["doc_hit"]) for q in pq])}
+    out = {"coverage": cov,
+           "budget_coverage": np.round([q["budget_coverage"] for q in pq], DECIMALS),
+           "complete": (cov >= complete_at).astype(float),
+           "doc_hit": np.array([float(q["doc_hit"]) for q in pq])}
+    for name in ("rr", "ndcg"):
+        if pq and all(name in q for q in pq):
+            out[name] = np.round([q[name] for q in pq], DECIMALS)
+    return out
 
 
 def entry_from_result(result: dict, complete_at: float) -> dict:
     s = series(result, complete_at)
+    per_query = {"coverage": s["coverage"].tolist(),
+                 "budget_coverage": s["budget_coverage"].tolist(),
+                 "doc_hit": s["doc_hit"].astype(int).tolist()}
+    per_query |= {n: s[n].tolist() for n in ("rr", "ndcg") if n in s}
+    if all("first" in q or "retrieved" in q for q in result["per_query"]):
+        per_query["first"] = [q.get("first") or first_span(q) for q in result["per_query"]]
     return {
         "metrics": {m: round(float(s[src].mean()), DECIMALS) if len(s[src]) else 0.0
-                    for m, src in METRICS.items()},
+                    for m, src in METRICS.items() if src in s},
         "cut_rate": round(float(result["metrics"]["cut_rate"]["value"]), DECIMALS),
         "chunks": result["chunks"]["count"],
-        "per_query": {"coverage": s["coverage"].tolist(),
-                      "budget_coverage": s["budget_coverage"].tolist(),
-                      "doc_hit": s["doc_hit"].astype(int).tolist()},
+        "per_query": per_query,
     }
 
 
 def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> list[Verdict]:
+    """One verdict per metric both sides have; only gated metrics can regress."""
     new = series(result, complete_at)
     pq = entry["per_query"]
     old_cov = np.asarray(pq["coverage"], dtype=float)
     old = {"coverage": old_cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
            "complete": (old_cov >= complete_at).astype(float),
            "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
+    old |= {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
     verdicts = []
     for metric, src in METRICS.items():
+        if src not in new or src not in old:
+            continue
         a, b = new[src], old[src]
         if a.shape != b.shape:
             raise ValueError(f"{metric}: {len(a)} queries now, {len(b)} in the baseline")
@@ -103,13 +136,14 @@ def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> li
             continue
         ci = paired_bootstrap(a, b, resamples=tol.resamples, seed=tol.seed,
                               confidence=tol.confidence)
+        gated = metric in tol.gated
         status = "ok"
-        if ci.high < 0 and ci.diff <= -tol.min_effect:
+        if gated and ci.high < 0 and ci.diff <= -tol.min_effect:
             status = "regressed"
         elif ci.low > 0 and ci.diff >= tol.min_effect:
             status = "improved"
         verdicts.append(Verdict(metric, float(b.mean()), float(a.mean()), float(ci.diff),
-                                float(ci.low), float(ci.high), status))
+                                float(ci.low), float(ci.high), status, gated, tol.confidence))
     return verdicts
 
 

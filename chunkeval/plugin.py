@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from . import strategies
-from .baselines import Baseline, BaselineError, Tolerance, compare
+from .baselines import (GATED, METRICS, Baseline, BaselineError, Tolerance, compare,
+                        first_span)
 from .cache import atomic_write
 from .config import configured_splitters
 from .model import InputError
@@ -64,11 +65,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
            help="only these retrievers (comma-separated: bm25,lsa,hybrid); default: all")
     option("chunkeval-baselines", default="baselines", metavar="DIR",
            help="directory of baseline files, relative to the rootdir (default: baselines)")
-    option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here")
+    option("chunkeval-json", metavar="PATH", help="also write the summary table as JSON here "
+                                                   "(with the per-query comparison of each case)")
+    option("chunkeval-html", metavar="PATH",
+           help="also write the comparison with the baseline as an HTML page here: verdicts "
+                "and every query's coverage before and now")
     option("chunkeval-min-effect", default="0.02", metavar="X",
            help="smallest drop of a mean metric (0-1) that counts as a regression (default 0.02)")
-    option("chunkeval-confidence", default="0.95", metavar="P",
-           help="confidence of the paired bootstrap interval (default 0.95)")
+    option("chunkeval-alpha", default="0.05", metavar="P",
+           help="family-wise false-alarm level: the chance that a harmless change fails any "
+                "of a strategy's gated comparisons (default 0.05)")
+    option("chunkeval-gate", ini_type="args", default=[], metavar="METRICS",
+           help="gated metrics (comma-separated); the others are reported only. Default: "
+                "recall_at_k,budget_recall")
     option("chunkeval-cut-ceiling", default="0.25", metavar="X",
            help="absolute ceiling on the cut rate of structure-aware strategies (default 0.25)")
 
@@ -88,7 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
             strategies.load_splitter(spec)
     except (strategies.SplitterError, InputError) as e:
         raise pytest.UsageError(str(e)) from None
-    for name in ("chunkeval_min_effect", "chunkeval_confidence", "chunkeval_cut_ceiling"):
+    for name in ("chunkeval_min_effect", "chunkeval_alpha", "chunkeval_cut_ceiling"):
         try:
             float(_setting(config, name))
         except (TypeError, ValueError):
@@ -172,9 +181,14 @@ class State:
         self.config = config
         self._corpus = self._evaluation = self._baseline = None
         self.update = config.getoption("update_baselines")
+        gated = tuple(_selected(config, "chunkeval_gate", list(METRICS))
+                      if _listed(config, "chunkeval_gate") else GATED)
+        # The family: every gated comparison of one strategy in this session.
+        family = (len(_selected(config, "chunkeval_retrievers", list(RETRIEVERS)))
+                  * len(_query_sets(config)) * len(gated))
         self.tolerance = Tolerance(
             min_effect=float(_setting(config, "chunkeval_min_effect")),
-            confidence=float(_setting(config, "chunkeval_confidence")),
+            alpha=float(_setting(config, "chunkeval_alpha")), family=family, gated=gated,
             cut_ceiling=float(_setting(config, "chunkeval_cut_ceiling")))
 
     @property
@@ -275,12 +289,16 @@ class Checker:
         except (KeyError, ValueError) as e:
             pytest.fail(f"{what}: the entry in {baseline.path} does not match this run "
                         f"({e!s}); re-record it with `pytest --update-baselines`", pytrace=False)
+        from . import diffs
+        queries = diffs.per_query(result, entry, qs)
         row["verdicts"] = [v.to_json() for v in verdicts]
+        row["per_query"] = queries
         self._emit(row)
         bad = [v for v in verdicts if v.status == "regressed"]
         if bad:
             lines = "\n  ".join(v.describe() for v in bad)
-            pytest.fail(f"{what} regressed:\n  {lines}", pytrace=False)
+            pytest.fail(f"{what} regressed:\n  {lines}\n{diffs.describe(queries, qs.view)}",
+                        pytrace=False)
 
     def check_cut_rate(self, case: Case) -> None:
         st = self.state
@@ -311,8 +329,8 @@ class Checker:
 def result_for_baseline(result: dict) -> dict:
     """Only what a baseline keeps: spans and texts stay out of the report stream."""
     return {k: result[k] for k in ("strategy", "retriever", "query_set", "metrics", "chunks")} | {
-        "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
-                      for q in result["per_query"]]}
+        "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")
+                       if k in q} | {"first": first_span(q)} for q in result["per_query"]]}
 
 
 @pytest.fixture
@@ -343,6 +361,10 @@ class Summary:
         path = _setting(self.config, "chunkeval_json")
         if path:
             atomic_write(path, json.dumps({"rows": self.rows}, ensure_ascii=False, indent=1))
+        page = _setting(self.config, "chunkeval_html")
+        if page and any("verdicts" in r for r in self.rows):
+            from .report import render_comparison_html
+            atomic_write(page, render_comparison_html(self.rows))
 
     def _write_baselines(self) -> None:
         records = [r["record"] for r in self.rows if "record" in r]
