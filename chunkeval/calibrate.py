@@ -134,12 +134,13 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
     return doc
 
 
-def judge(doc: dict, tol: Tolerance) -> dict:
+def judge(doc: dict, tol: Tolerance, family: int | None = None) -> dict:
     """The table: false-alarm rate over harmless trials, and per drop share and comparison
-    the mean drop (points) and the share of trials caught."""
+    the mean drop (points) and the share of trials caught. The family defaults to every
+    gated comparison of the trials (as the plugin counts them)."""
     cases = list(doc["baseline"])
     entries = {c: entry_from_result(doc["baseline"][c], doc["complete_at"]) for c in cases}
-    tol = replace(tol, family=len(cases) * len(tol.gated))
+    tol = replace(tol, family=family or len(cases) * len(tol.gated))
     harmless = [t for t in doc["trials"] if not t["drop"]]
     alarms = []
     for t in harmless:
@@ -149,26 +150,27 @@ def judge(doc: dict, tol: Tolerance) -> dict:
                   if v.status == "regressed"]
         alarms.append(failed)
     degraded: dict[float, dict] = {}
+    failed: dict[float, list[bool]] = {}  # did the strategy fail at all
     for t in doc["trials"]:
         if not t["drop"]:
             continue
         row = degraded.setdefault(t["drop"], {})
+        statuses = []
         for c in cases:
-            caught = any(v.status == "regressed" for v in
-                         compare(t["results"][c], entries[c], doc["complete_at"], tol))
             for v in compare(t["results"][c], entries[c], doc["complete_at"], tol):
                 cell = row.setdefault(f"{c}|{v.metric}", {"diffs": [], "caught": []})
                 cell["diffs"].append(v.diff)
-                # a comparison's own verdict, and whether the strategy's case failed at all
                 cell["caught"].append(v.status == "regressed")
-                cell.setdefault("case_caught", []).append(caught)
+                statuses.append(v.status)
+        failed.setdefault(t["drop"], []).append("regressed" in statuses)
     table = {"strategy": doc["strategy"], "trials": len(harmless),
              "alpha": tol.alpha, "family": tol.family, "gated": list(tol.gated),
              "min_effect": tol.min_effect, "confidence": tol.confidence,
              "false_alarms": sum(1 for a in alarms if a),
              "false_alarm_rate": (sum(1 for a in alarms if a) / len(harmless)) if harmless else None,
              "alarms": [a for a in alarms if a],
-             "drops": {}}
+             "drops": {}, "strategy_failed": {str(d): float(np.mean(f)) for d, f in
+                                              sorted(failed.items())}}
     for drop, row in sorted(degraded.items()):
         table["drops"][str(drop)] = {
             k: {"mean_drop": -float(np.mean(v["diffs"])), "caught": float(np.mean(v["caught"])),
@@ -199,6 +201,8 @@ def format_table(table: dict) -> str:
     drops = list(table["drops"])
     head = f"{'retriever|query set|metric':<44}" + "".join(
         f"{'drop ' + str(round(float(d) * 100)) + '%':>16}" for d in drops) + f"{'80% power':>12}"
+    lines.append("degraded variants failing the gate: " + ", ".join(
+        f"{round(float(d) * 100)}% dropped {f * 100:.0f}%" for d, f in table["strategy_failed"].items()))
     lines += ["", "mean drop in points (share of trials caught); gated metrics only fail",
               head, "-" * len(head)]
     for k, smallest in table["detectable"].items():
