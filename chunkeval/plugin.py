@@ -103,6 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except (TypeError, ValueError):
             raise pytest.UsageError(f"--{name.replace('_', '-')}: expected a number, got "
                                     f"{_setting(config, name)!r}") from None
+    _selected(config, "chunkeval_gate", list(METRICS))  # an unknown metric is a usage error
     # Under xdist, keep every test of one strategy on one worker so its chunks and indexes
     # are built once, not once per worker.
     if getattr(config.option, "dist", "no") == "load":
