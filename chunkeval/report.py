@@ -368,7 +368,8 @@ CHUNK_HEADER = ["strategy", "family", "chunks", "mean len", "max len", "< 30 cha
 
 def _retriever_header(doc: _Doc, ref: str | None) -> list[str]:
     return ["strategy", f"R@{doc.k}", f"budget recall @{_chars(doc.budget)}", "complete",
-            f"doc hit@{doc.k}", "precision", "IoU", f"Δ R@{doc.k} vs {ref}",
+            f"doc hit@{doc.k}", "precision", "IoU", f"MRR@{doc.k}", f"nDCG@{doc.k}",
+            f"Δ R@{doc.k} vs {ref}",
             f"Δ budget vs {ref}"]
 
 
@@ -383,6 +384,8 @@ def _retriever_cells(doc: _Doc, qs: str, s: str, ret: str, diffs: dict) -> list[
             _pct(_metric(row, "doc_hit_at_k"), sep=" ± "),
             _pct(_metric(row, "precision"), sep=" ± "),
             _pct(_metric(row, "iou"), sep=" ± "),
+            _pct(_metric(row, "mrr_at_k"), sep=" ± "),
+            _pct(_metric(row, "ndcg_at_k"), sep=" ± "),
             _diff_text(d.get("coverage")), _diff_text(d.get("budget_coverage"))]
 
 
@@ -407,7 +410,7 @@ def _md_query_set(doc: _Doc, qs: str) -> list[str]:
         rows = [[_md(s)] + cells for s in strategies
                 if (cells := _retriever_cells(doc, qs, s, ret, diffs))]
         out += [f"### {_md(ret)}", ""]
-        out += _md_table([_md(h) for h in _retriever_header(doc, ref)], rows, ["<"] + [">"] * 8)
+        out += _md_table([_md(h) for h in _retriever_header(doc, ref)], rows, ["<"] + [">"] * 10)
         curve_rows = [[_md(s)] + cells for s in strategies
                       if (cells := _curve_cells(doc, qs, s, ret, budgets))]
         if curve_rows:
