@@ -38,7 +38,12 @@ COMPARED_SETTINGS = ("k", "budget", "shingle", "complete_at", "max_queries", "se
 _RECORDED_BEFORE = {"length": "chars"}
 # metric -> the per-query series it is the mean of
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage",
-           "complete_rate": "complete", "doc_hit_at_k": "doc_hit"}
+           "complete_rate": "complete", "doc_hit_at_k": "doc_hit",
+           "mrr_at_k": "rr", "ndcg_at_k": "ndcg"}
+# Gated by default: the continuous metrics. The 0/1 ones (complete rate, doc hit) move by
+# several points under a harmless phase shift of the same strategy (see README, "How much
+# to trust the gate"), so they are reported, not gated, unless configured.
+GATED = ("recall_at_k", "budget_recall")
 # --update-baselines=MODE: every selected entry; only the selected entries that fail, changed
 # their chunks or are missing; or every selected entry, replacing an unreadable file.
 UPDATE_MODES = ("all", "failing", "replace")
@@ -49,11 +54,19 @@ LOCK_TIMEOUT = 600  # seconds to wait for another run's update of the same file
 @dataclass(frozen=True)
 class Tolerance:
     min_effect: float = 0.02  # a real regression is also a big enough one (2 points)
-    confidence: float = 0.95
-    resamples: int = 2000
+    alpha: float = 0.05  # chance that a harmless change fails any of a strategy's comparisons
+    family: int = 1  # how many comparisons of one strategy are gated in the session
+    gated: tuple[str, ...] = GATED
+    resamples: int = 4000
     seed: int = 0
     cut_slack: float = 0.01  # cut rate is deterministic; allow rounding only
     cut_ceiling: float = 0.25
+
+    @property
+    def confidence(self) -> float:
+        """Two-sided confidence of each interval: Bonferroni over the strategy's family, so
+        that one-sided, P(any harmless comparison falls wholly below 0) <= alpha."""
+        return 1 - 2 * self.alpha / max(1, self.family)
 
 
 @dataclass(frozen=True)
@@ -65,12 +78,14 @@ class Verdict:
     low: float
     high: float
     status: str  # "ok", "regressed", "improved"
+    gated: bool = True
+    confidence: float = 0.95
 
     def describe(self) -> str:
         """In points, as the summary table shows them."""
         return (f"{self.metric}: {self.value * 100:.1f}% vs baseline {self.baseline * 100:.1f}% "
-                f"(diff {self.diff * 100:+.1f} points, CI {self.low * 100:+.1f} to "
-                f"{self.high * 100:+.1f}) -> {self.status}")
+                f"(diff {self.diff * 100:+.1f} points, {self.confidence:.1%} CI "
+                f"{self.low * 100:+.1f} to {self.high * 100:+.1f}) -> {self.status}")
 
     def to_json(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -80,14 +95,24 @@ def key(strategy: str, retriever: str, query_set: str) -> str:
     return f"{strategy}|{retriever}|{query_set}"
 
 
+def first_span(q: dict) -> str | None:
+    """The first retrieved chunk's span as "doc:start:end", for per-query diffs."""
+    r = q.get("retrieved")
+    return f"{r[0][0]}:{r[0][1]}:{r[0][2]}" if r else None
+
+
 def series(result: dict, complete_at: float) -> dict[str, np.ndarray]:
     """The per-query series of a result entry, rounded as a baseline stores them."""
     pq = result["per_query"]
     cov = np.round([q["coverage"] for q in pq], DECIMALS)
-    return {"coverage": cov,
-            "budget_coverage": np.round([q["budget_coverage"] for q in pq], DECIMALS),
-            "complete": (cov >= complete_at).astype(float),
-            "doc_hit": np.array([float(q["doc_hit"]) for q in pq])}
+    out = {"coverage": cov,
+           "budget_coverage": np.round([q["budget_coverage"] for q in pq], DECIMALS),
+           "complete": (cov >= complete_at).astype(float),
+           "doc_hit": np.array([float(q["doc_hit"]) for q in pq])}
+    for name in ("rr", "ndcg"):
+        if pq and all(name in q for q in pq):
+            out[name] = np.round([q[name] for q in pq], DECIMALS)
+    return out
 
 
 # What a retriever's numbers depend on besides the chunks: recorded per entry, and an entry
@@ -109,28 +134,36 @@ def check_same_retriever(result: dict, entry: dict, where: str) -> None:
 
 def entry_from_result(result: dict, complete_at: float) -> dict:
     s = series(result, complete_at)
+    per_query = {"coverage": s["coverage"].tolist(),
+                 "budget_coverage": s["budget_coverage"].tolist(),
+                 "doc_hit": s["doc_hit"].astype(int).tolist()}
+    per_query |= {n: s[n].tolist() for n in ("rr", "ndcg") if n in s}
+    if all("first" in q or "retrieved" in q for q in result["per_query"]):
+        per_query["first"] = [q.get("first") or first_span(q) for q in result["per_query"]]
     return {k: result[k] for k in RETRIEVER_FIELDS if k in result} | {
         "metrics": {m: round(float(s[src].mean()), DECIMALS) if len(s[src]) else 0.0
-                    for m, src in METRICS.items()},
+                    for m, src in METRICS.items() if src in s},
         "cut_rate": round(float(result["metrics"]["cut_rate"]["value"]), DECIMALS),
         "chunks": result["chunks"]["count"],
         **({"chunks_hash": result["chunks"]["hash"]} if result["chunks"].get("hash") else {}),
         **({"params": result["params"]} if result.get("params") is not None else {}),
-        "per_query": {"coverage": s["coverage"].tolist(),
-                      "budget_coverage": s["budget_coverage"].tolist(),
-                      "doc_hit": s["doc_hit"].astype(int).tolist()},
+        "per_query": per_query,
     }
 
 
 def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> list[Verdict]:
+    """One verdict per metric both sides have; only gated metrics can regress."""
     new = series(result, complete_at)
     pq = entry["per_query"]
     old_cov = np.asarray(pq["coverage"], dtype=float)
     old = {"coverage": old_cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
            "complete": (old_cov >= complete_at).astype(float),
            "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
+    old |= {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
     verdicts = []
     for metric, src in METRICS.items():
+        if src not in new or src not in old:
+            continue
         a, b = new[src], old[src]
         if a.shape != b.shape:
             raise ValueError(f"{metric}: {len(a)} queries now, {len(b)} in the baseline")
@@ -141,13 +174,14 @@ def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> li
             raise ValueError(f"{metric}: a value is not a finite number")
         ci = paired_bootstrap(a, b, resamples=tol.resamples, seed=tol.seed,
                               confidence=tol.confidence)
+        gated = metric in tol.gated
         status = "ok"
-        if ci.high < 0 and ci.diff <= -tol.min_effect:
+        if gated and ci.high < 0 and ci.diff <= -tol.min_effect:
             status = "regressed"
         elif ci.low > 0 and ci.diff >= tol.min_effect:
             status = "improved"
         verdicts.append(Verdict(metric, float(b.mean()), float(a.mean()), float(ci.diff),
-                                float(ci.low), float(ci.high), status))
+                                float(ci.low), float(ci.high), status, gated, tol.confidence))
     return verdicts
 
 
@@ -178,7 +212,8 @@ def _check_entry(name: str, e) -> str | None:
     if not isinstance(e["metrics"], dict):
         return "'metrics' is not an object"
     for m in METRICS:
-        if not _rate(e["metrics"].get(m)):
+        optional = m in ("mrr_at_k", "ndcg_at_k")  # recorded since rank metrics exist
+        if not (optional and m not in e["metrics"]) and not _rate(e["metrics"].get(m)):
             return f"metrics.{m} is {e['metrics'].get(m)!r}, not a number in [0, 1]"
     if not _rate(e["cut_rate"]):
         return f"cut_rate is {e['cut_rate']!r}, not a number in [0, 1]"
@@ -193,7 +228,9 @@ def _check_entry(name: str, e) -> str | None:
     if not isinstance(pq, dict):
         return "per_query is not an object"
     lengths = set()
-    for series_name in ("coverage", "budget_coverage", "doc_hit"):
+    for series_name in ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg"):
+        if series_name in ("rr", "ndcg") and series_name not in pq:
+            continue
         values = pq.get(series_name)
         if not isinstance(values, list):
             return f"per_query.{series_name} is not a list"
@@ -203,6 +240,11 @@ def _check_entry(name: str, e) -> str | None:
             return (f"per_query.{series_name}[{bad}] is {values[bad]!r}, not "
                     + ("0 or 1" if series_name == "doc_hit" else "a number in [0, 1]"))
         lengths.add(len(values))
+    if "first" in pq:
+        first = pq["first"]
+        if not isinstance(first, list) or not all(f is None or isinstance(f, str) for f in first):
+            return "per_query.first is not a list of 'doc:start:end' spans"
+        lengths.add(len(first))
     if len(lengths) > 1:
         return "the per_query lists differ in length"
     return None

@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     _corpus_args(info)
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.add_argument("--dump", metavar="FILE.jsonl",
-                      help="write every document (text and blocks) and query, one JSON a line")
+                      help="write every document (text and blocks) and query, one JSON a line; "
+                           "the documents of each query set's view carry the set's name")
 
     strat = sub.add_parser("strategies", help="list the registered chunking strategies")
     strat.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -147,6 +148,27 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--example-splitter", action="store_true",
                       help=f"also write {EXAMPLE_MODULE}.py, a paragraph-packing splitter to "
                            "start from, and gate it")
+
+    cal = sub.add_parser("calibrate", help="how often harmless variants of a strategy fail the "
+                                           "gate, and the smallest drop it catches")
+    cal.add_argument("strategy", help="the strategy to calibrate")
+    _corpus_args(cal)
+    cal.add_argument("--retrievers", metavar="NAMES",
+                     help="comma-separated (default: bm25,lsa,hybrid)")
+    cal.add_argument("--trials", type=int, default=50, metavar="N",
+                     help="harmless variants (random phase shifts; default 50)")
+    cal.add_argument("--drops", default="0.05,0.1,0.2,0.3", metavar="SHARES",
+                     help="shares of each chunk's text dropped by the degraded variants")
+    cal.add_argument("--drop-trials", type=int, default=10, metavar="N",
+                     help="degraded variants per share (default 10)")
+    cal.add_argument("--alpha", type=float, default=0.05,
+                     help="family-wise false-alarm level of the gate (default 0.05)")
+    cal.add_argument("--min-effect", type=float, default=0.02,
+                     help="smallest drop that counts as a regression (default 0.02)")
+    cal.add_argument("--gate", default="recall_at_k,budget_recall", metavar="METRICS",
+                     help="gated metrics (default: recall_at_k,budget_recall)")
+    cal.add_argument("--out", default="chunkeval-results", metavar="DIR",
+                     help="where calibration-<strategy>.json and .md go")
     return parser
 
 
@@ -157,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             return _init(args)
         args.config = _config(args)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
-                   "compare": _compare, "cache": _cache}[args.command]
+                   "compare": _compare, "cache": _cache, "calibrate": _calibrate}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -267,6 +289,10 @@ def _info(args) -> int:
     if args.dump:
         lines = [json.dumps({"type": "document", **d.to_json()}, ensure_ascii=False)
                  for d in corpus.documents]
+        # results.json's spans point into each query set's view (its questions removed)
+        lines += [json.dumps({"type": "document", "set": qs.name, **d.to_json()},
+                             ensure_ascii=False)
+                  for qs in sets.values() for d in qs.view.documents]
         lines += [json.dumps({"type": "query", "id": q.id, "set": qs.name, "query": q.text,
                               "doc": q.doc_id, **q.gold_json()}, ensure_ascii=False)
                   for qs in sets.values() for q in qs.queries]
@@ -383,6 +409,41 @@ def _compare(args) -> int:
               f"diff {ci.diff*100:+5.1f} points, 95% CI [{ci.low*100:+.1f}, {ci.high*100:+.1f}]"
               f"  {verdict}")
     return 0
+
+
+# -- calibrate -----------------------------------------------------------------------------------
+def _calibrate(args) -> int:
+    from . import calibrate
+    from .baselines import METRICS, Tolerance
+    strategies.get(args.strategy)
+    # The gate is calibrated on the built-in lexical retrievers unless others are named.
+    rets = (args.config.retriever_plan([args.strategy])[args.strategy] if args.retrievers
+            else ["bm25", "lsa", "hybrid"])
+    gated = tuple(g.strip() for g in args.gate.split(",") if g.strip())
+    unknown = [g for g in gated if g not in METRICS]
+    if unknown:
+        raise UsageError(f"--gate: unknown metric: {', '.join(unknown)}; known: "
+                         f"{', '.join(METRICS)}")
+    try:
+        drops = [float(d) for d in args.drops.split(",") if d.strip()]
+    except ValueError:
+        raise UsageError(f"--drops {args.drops!r}: expected comma-separated shares") from None
+    if any(not 0 < d < 1 for d in drops) or args.trials < 1 or not 0 < args.alpha < 1:
+        raise UsageError("--drops must lie in (0, 1), --trials be >= 1, --alpha in (0, 1)")
+    corpus, evaluation = _load(args)
+    trials = calibrate.run_trials(evaluation, args.strategy, rets, trials=args.trials,
+                                  drops=drops, drop_trials=args.drop_trials)
+    table = calibrate.judge(trials, Tolerance(min_effect=args.min_effect, alpha=args.alpha,
+                                              gated=gated))
+    text = calibrate.format_table(table)
+    out = Path(args.out)
+    stem = f"calibration-{args.strategy}"
+    atomic_write(out / f"{stem}-trials.json", json.dumps(trials, ensure_ascii=False) + "\n")
+    atomic_write(out / f"{stem}.json", json.dumps(table, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(out / f"{stem}.md", f"```\n{text}\n```\n")
+    print(text)
+    print(f"\nwrote {out / (stem + '.json')}, {out / (stem + '.md')}, {out / (stem + '-trials.json')}")
+    return _report_problems(_problems(corpus, evaluation), args.config.strict)
 
 
 # -- init ----------------------------------------------------------------------------------------

@@ -93,12 +93,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("baselines", "path", "baselines", "directory of the baseline files"),
     Setting("min_effect", "float", 0.02,
             "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)"),
-    Setting("confidence", "float", 0.95, "confidence of the paired bootstrap interval"),
+    Setting("alpha", "float", 0.05,
+            "family-wise false-alarm level: the chance that a harmless change fails any of a "
+            "strategy's gated comparisons"),
+    Setting("gate", "list", ["recall_at_k", "budget_recall"],
+            "gated metrics; the others (complete_rate, doc_hit_at_k, mrr_at_k, ndcg_at_k) are "
+            "reported only"),
     Setting("cut_ceiling", "float", 0.25,
             "absolute ceiling on the cut rate of strategies that keep structure"),
     Setting("strict", "bool", False,
             "fail when any input file or query line had a problem", cli="--strict"),
-    Setting("json", "path", None, "also write the pytest summary as JSON here"),
+    Setting("json", "path", None, "also write the pytest summary as JSON here, with the "
+            "per-query comparison of each case"),
+    Setting("html", "path", None, "also write the comparison with the baseline as an HTML "
+            "page here: verdicts and every query's coverage before and now"),
     Setting("items", "bool", True,
             "with a [tool.chunkeval] section, add chunkeval's own test items to the pytest run "
             "(false: only the tests you write with the fixtures)", flag=False),
@@ -225,10 +233,12 @@ class Config:
         return Settings(k=self.k, budget=self.budget, max_queries=self.max_queries,
                         analyzer=self.analyzer, length=self.length)
 
-    def tolerance(self):
-        from .baselines import Tolerance
-        return Tolerance(min_effect=self.min_effect, confidence=self.confidence,
-                         cut_ceiling=self.cut_ceiling)
+    def tolerance(self, family: int = 1):
+        """The verdict's bounds; `family` is how many comparisons of one strategy are gated."""
+        from .baselines import METRICS, Tolerance
+        gated = tuple(_known(list(self.gate), list(METRICS), self.where["gate"], "metric"))
+        return Tolerance(min_effect=self.min_effect, alpha=self.alpha, family=family,
+                         gated=gated, cut_ceiling=self.cut_ceiling)
 
 
 def _known(chosen: list[str], known: list[str], where: str, what: str) -> list[str]:

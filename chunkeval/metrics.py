@@ -11,6 +11,15 @@ the gold document; `retrieved` is the shingle set of all top-k chunks, from any 
   precision = |gold found| / |retrieved|,   iou = |gold found| / |retrieved ∪ gold|.
 So a chunk from another document costs precision like any off-topic text.
 
+Rank metrics (reported, gated only when configured): a chunk is relevant when it comes from
+the gold document and holds at least one gold shingle.
+  MRR@k: 1 / rank of the first relevant chunk in the top k (0 when none is).
+  nDCG@k, graded by coverage: the gain at rank j is the coverage chunk j adds to the chunks
+  above it; DCG = sum gain_j / log2(j + 1). The ideal ranking holds the whole gold text in
+  its first chunk (DCG 1), so nDCG@k <= coverage and equals it only when the first chunk
+  already holds everything the top k holds. Gains need only the retrieved chunks, so both
+  recompute from results.json.
+
 A gold text shorter than the shingle size is one shingle; it counts as found when it occurs
 inside a chunk's whitespace-free text (matching it against the chunk's 8-character shingles
 would find it only in a chunk of exactly that text). For longer gold texts the two rules agree.
@@ -148,12 +157,14 @@ class Scores:
     complete: np.ndarray  # bool: coverage >= complete_at
     precision: np.ndarray
     iou: np.ndarray
+    rr: np.ndarray  # reciprocal rank of the first relevant chunk in the top k
+    ndcg: np.ndarray  # coverage-graded nDCG@k
     # per query, the chunks of the top k and of the budget: (doc_id, start, end, len(text))
     retrieved: list[list[tuple[str, int, int, int]]]
     settings: dict = field(default_factory=dict)
 
     METRICS = ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k",
-               "precision", "iou")
+               "precision", "iou", "mrr_at_k", "ndcg_at_k")
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -162,7 +173,8 @@ class Scores:
         """The per-query values behind a summary metric (for paired comparisons)."""
         arrays = {"recall_at_k": self.coverage, "budget_recall": self.budget_coverage,
                   "complete_rate": self.complete, "doc_hit_at_k": self.doc_hit,
-                  "precision": self.precision, "iou": self.iou}
+                  "precision": self.precision, "iou": self.iou,
+                  "mrr_at_k": self.rr, "ndcg_at_k": self.ndcg}
         if metric not in arrays:
             raise ValueError(f"unknown metric {metric!r}; known: {', '.join(arrays)}")
         return arrays[metric].astype(np.float64)
@@ -184,9 +196,11 @@ class Scores:
     def per_query(self) -> list[dict]:
         """The rows of results.json's per_query: enough to recompute every mean."""
         return [{"id": qid, "coverage": round(float(c), 6), "budget_coverage": round(float(bc), 6),
-                 "doc_hit": bool(hit), "retrieved": [list(r) for r in ret]}
-                for qid, c, bc, hit, ret in zip(self.query_ids, self.coverage,
-                                                self.budget_coverage, self.doc_hit, self.retrieved)]
+                 "doc_hit": bool(hit), "rr": round(float(rr), 6), "ndcg": round(float(nd), 6),
+                 "retrieved": [list(r) for r in ret]}
+                for qid, c, bc, hit, rr, nd, ret in zip(
+                    self.query_ids, self.coverage, self.budget_coverage, self.doc_hit,
+                    self.rr, self.ndcg, self.retrieved)]
 
 
 def _taken_within(lengths: Sequence[int], budget: int) -> int:
@@ -233,6 +247,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
     curve = {b: np.zeros(n) for b in budgets}
     doc_hit = np.zeros(n, dtype=bool)
     precision, iou = np.zeros(n), np.zeros(n)
+    rr, ndcg = np.zeros(n), np.zeros(n)
     retrieved = []
     for qi, q in enumerate(queries):
         row = [int(i) for i in ranking[qi] if i >= 0]
@@ -249,6 +264,10 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
             if handed[i].doc_id == q.doc_id and gold:
                 found |= _gold_in(gold, handed[i].text, shingle, shingles_of(i))
             prefix.append(len(found) / len(gold) if gold else 0.0)
+            if j <= len(top) and prefix[j] > prefix[j - 1]:
+                ndcg[qi] += (prefix[j] - prefix[j - 1]) / np.log2(j + 1)
+                if not rr[qi]:
+                    rr[qi] = 1.0 / j
             if j == len(top):
                 found_top = set(found)
         coverage[qi] = prefix[len(top)]
@@ -266,7 +285,7 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
     return Scores(
         query_ids=[q.id for q in queries], coverage=coverage, budget_coverage=budget_cov,
         curve=curve, doc_hit=doc_hit, complete=coverage >= complete_at,
-        precision=precision, iou=iou, retrieved=retrieved,
+        precision=precision, iou=iou, rr=rr, ndcg=ndcg, retrieved=retrieved,
         settings={"k": k, "budget": budget, "budgets": list(budgets),
                   "complete_at": complete_at, "shingle": shingle})
 

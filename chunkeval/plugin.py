@@ -32,7 +32,7 @@ import pytest
 from . import config as chunkeval_config
 from . import strategies
 from .baselines import (UPDATE_MODES, Baseline, BaselineError, baseline_path,
-                        check_same_retriever, compare, corpus_identity, update_file)
+                        check_same_retriever, compare, corpus_identity, first_span, update_file)
 from .cache import atomic_write
 from .config import SETTINGS, ConfigError
 from .model import InputError
@@ -165,7 +165,7 @@ class State:
         self.strategies, self.plan = strategy_names, plan  # plan: strategy -> retrievers
         self.items = cfg.configured and cfg.items
         self.update = config.getoption("update_baselines")
-        self.tolerance = cfg.tolerance()
+        self.tolerance = cfg.tolerance()  # a bad gate is a usage error here
         self._corpus = self._evaluation = self._baseline = None
         self.problems_sent = False
         self.pending: Counter[str] = Counter()  # group -> tests still to run here
@@ -204,6 +204,13 @@ class State:
             return self.evaluation.query_set(spec)
         except InputError as e:
             raise ChunkevalError(f"chunkeval: query set {e}") from None
+
+    def tolerance_for(self, strategy: str):
+        """Bonferroni over the strategy's family: every gated comparison of it in this session
+        (its retrievers x query sets x gated metrics), so that a harmless change fails any of
+        them with probability at most alpha."""
+        family = len(self.plan[strategy]) * len(self.query_specs()) * len(self.tolerance.gated)
+        return self.cfg.tolerance(family)
 
     def problems(self) -> list[str]:
         found = [str(p) for p in self.corpus.problems]
@@ -461,12 +468,16 @@ class Checker:
         except BaselineError as e:
             raise ChunkevalError(f"{what}: {e}") from None
         try:
-            verdicts = compare(result, entry, ev.settings.complete_at, st.tolerance)
+            verdicts = compare(result, entry, ev.settings.complete_at,
+                               st.tolerance_for(case.strategy))
         except (KeyError, ValueError) as e:
             raise ChunkevalError(f"{what}: the entry in {baseline.path} does not match this "
                                  f"run ({e!s}); re-record it with `pytest --update-baselines`"
                                  ) from None
+        from . import diffs
+        queries = diffs.per_query(result, entry, qs)
         row["verdicts"] = [v.to_json() for v in verdicts]
+        row["per_query"] = queries
         if entry.get("chunks_hash") and entry["chunks_hash"] != result["chunks"].get("hash"):
             row["chunks_changed"] = {"params": entry.get("params"),
                                      "now": strategies.get(case.strategy).describe()["params"]}
@@ -474,7 +485,8 @@ class Checker:
         bad = [v for v in verdicts if v.status == "regressed"]
         if bad:
             lines = "\n  ".join(v.describe() for v in bad)
-            pytest.fail(f"{what} regressed on {self._where()}:\n  {lines}", pytrace=False)
+            pytest.fail(f"{what} regressed on {self._where()}:\n  {lines}\n"
+                        f"{diffs.describe(queries, qs.view)}", pytrace=False)
 
     def check_cut_rate(self, case: Case) -> None:
         _or_fail(lambda: self._check_cut_rate(case))
@@ -512,8 +524,8 @@ def result_for_baseline(result: dict) -> dict:
             "analyzer")
     return {k: result[k] for k in keep if k in result} | {
         "params": strategies.get(result["strategy"]).describe()["params"],
-        "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit")}
-                      for q in result["per_query"]]}
+        "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")
+                       if k in q} | {"first": first_span(q)} for q in result["per_query"]]}
 
 
 # -- the controller's side: collect rows, write baselines, print the summary --------------------
@@ -544,6 +556,10 @@ class Summary:
         if path:
             atomic_write(path, json.dumps({"rows": self.rows, "problems": self.problems},
                                           ensure_ascii=False, indent=1))
+        page = self.state.cfg.html
+        if page and any("verdicts" in r for r in self.rows):
+            from .report import render_comparison_html
+            atomic_write(page, render_comparison_html(self.rows))
 
     def _write_baselines(self, session: pytest.Session) -> None:
         records = [r["record"] for r in self.rows if "record" in r]

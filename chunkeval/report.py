@@ -388,7 +388,8 @@ CHUNK_HEADER = ["strategy", "family", "chunks", "mean len", "max len", "< 30 cha
 
 def _retriever_header(doc: _Doc, ref: str | None) -> list[str]:
     return ["strategy", f"R@{doc.k}", f"budget recall @{_chars(doc.budget)}", "complete",
-            f"doc hit@{doc.k}", "precision", "IoU", f"Δ R@{doc.k} vs {ref}",
+            f"doc hit@{doc.k}", "precision", "IoU", f"MRR@{doc.k}", f"nDCG@{doc.k}",
+            f"Δ R@{doc.k} vs {ref}",
             f"Δ budget vs {ref}"]
 
 
@@ -403,6 +404,8 @@ def _retriever_cells(doc: _Doc, qs: str, s: str, ret: str, diffs: dict) -> list[
             _pct(_metric(row, "doc_hit_at_k"), sep=" ± "),
             _pct(_metric(row, "precision"), sep=" ± "),
             _pct(_metric(row, "iou"), sep=" ± "),
+            _pct(_metric(row, "mrr_at_k"), sep=" ± "),
+            _pct(_metric(row, "ndcg_at_k"), sep=" ± "),
             _diff_text(d.get("coverage")), _diff_text(d.get("budget_coverage"))]
 
 
@@ -427,7 +430,7 @@ def _md_query_set(doc: _Doc, qs: str) -> list[str]:
         rows = [[_md(s)] + cells for s in strategies
                 if (cells := _retriever_cells(doc, qs, s, ret, diffs))]
         out += [f"### {_md(ret)}", ""]
-        out += _md_table([_md(h) for h in _retriever_header(doc, ref)], rows, ["<"] + [">"] * 8)
+        out += _md_table([_md(h) for h in _retriever_header(doc, ref)], rows, ["<"] + [">"] * 10)
         curve_rows = [[_md(s)] + cells for s in strategies
                       if (cells := _curve_cells(doc, qs, s, ret, budgets))]
         if curve_rows:
@@ -849,3 +852,40 @@ def write_reports(results: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     markdown, page = render_markdown(doc), render_html(doc)
     return {"markdown": atomic_write(out / "report.md", markdown),
             "html": atomic_write(out / "report.html", page)}
+
+
+def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run against the baseline") -> str:
+    """The plugin's rows (verdicts and per-query comparison per case) as one HTML page: per
+    case its verdicts, then every query, worst loss first, coverage in points."""
+    parts = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">',
+             f"<title>{_e(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
+             f"<h1>{_e(title)}</h1>"]
+    for r in sorted(rows, key=lambda r: (r["query_set"], r["strategy"], r["retriever"] or "")):
+        if "verdicts" not in r:
+            continue
+        worst = "regressed" if any(v["status"] == "regressed" for v in r["verdicts"]) else "ok"
+        parts.append(f"<h2>{_e(r['strategy'])} · {_e(r['retriever'])} · {_e(r['query_set'])}"
+                     f" — {worst}</h2>")
+        parts.append("<table><tr><th>metric</th><th>baseline</th><th>now</th><th>diff</th>"
+                     "<th>interval</th><th>gated</th><th>verdict</th></tr>")
+        for v in r["verdicts"]:
+            parts.append(f"<tr><td>{_e(v['metric'])}</td><td>{v['baseline'] * 100:.1f}</td>"
+                         f"<td>{v['value'] * 100:.1f}</td><td>{v['diff'] * 100:+.1f}</td>"
+                         f"<td>[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}]</td>"
+                         f"<td>{'yes' if v.get('gated', True) else 'no'}</td>"
+                         f"<td>{_e(v['status'])}</td></tr>")
+        parts.append("</table>")
+        queries = r.get("per_query") or []
+        if queries:
+            parts.append(f"<details><summary>{len(queries)} queries, worst loss first"
+                         "</summary><table><tr><th>query</th><th>gold</th><th>before</th>"
+                         "<th>now</th><th>change</th><th>first chunk before</th>"
+                         "<th>first chunk now</th></tr>")
+            for q in queries:
+                parts.append(f"<tr><td>{_e(q['query'])}</td><td>{_e(q['doc'])}</td>"
+                             f"<td>{q['before'] * 100:.1f}</td><td>{q['now'] * 100:.1f}</td>"
+                             f"<td>{q['change'] * 100:+.1f}</td><td>{_e(q['first_before'] or '-')}"
+                             f"</td><td>{_e(q['first_now'] or '-')}</td></tr>")
+            parts.append("</table></details>")
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"

@@ -301,3 +301,31 @@ def test_a_baseline_measured_with_another_length_is_not_compared(tmp_path):
     b.check_comparable(corpus, settings, "qs", "q1")
     with pytest.raises(BaselineError, match="length"):
         b.check_comparable(corpus, {**settings, "length": "tok:count"}, "qs", "q1")
+
+
+def test_only_gated_metrics_regress_and_a_larger_family_widens_the_interval():
+    gone = np.zeros(len(OLD), bool)  # the gold document left the top k everywhere
+    entry = entry_from_result(_result(OLD), COMPLETE_AT)
+    verdicts = {v.metric: v for v in compare(_result(OLD, gone), entry, COMPLETE_AT, Tolerance())}
+    assert verdicts["doc_hit_at_k"].diff == -1.0 and not verdicts["doc_hit_at_k"].gated
+    assert verdicts["doc_hit_at_k"].status == "ok"
+    gated = Tolerance(gated=("doc_hit_at_k",))
+    assert {v.metric: v.status for v in compare(_result(OLD, gone), entry, COMPLETE_AT, gated)}[
+        "doc_hit_at_k"] == "regressed"
+    noisy = OLD + np.random.default_rng(2).normal(-0.03, 0.2, len(OLD))
+    one, many = (next(v for v in compare(_result(noisy), entry, COMPLETE_AT, Tolerance(family=f))
+                      if v.metric == "recall_at_k") for f in (1, 24))
+    assert many.low < one.low and many.high > one.high
+    assert many.confidence == pytest.approx(1 - 0.1 / 24)
+
+
+def test_rank_metrics_and_first_chunks_are_kept_and_compared_when_both_sides_have_them():
+    result = _result(OLD)
+    for q in result["per_query"]:
+        q |= {"rr": 0.5, "ndcg": 0.25, "retrieved": [["d", 0, 10, 10]]}
+    entry = entry_from_result(result, COMPLETE_AT)
+    assert entry["per_query"]["first"][0] == "d:0:10" and entry["metrics"]["mrr_at_k"] == 0.5
+    metrics = {v.metric for v in compare(result, entry, COMPLETE_AT, Tolerance())}
+    assert {"mrr_at_k", "ndcg_at_k"} <= metrics
+    old_entry = entry_from_result(_result(OLD), COMPLETE_AT)  # recorded before rank metrics
+    assert "mrr_at_k" not in {v.metric for v in compare(result, old_entry, COMPLETE_AT, Tolerance())}

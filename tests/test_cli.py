@@ -51,7 +51,9 @@ def test_info_json_counts_and_problems(corpus_dir, query_file, capsys, tmp_path)
     assert info["queries"] == {"q": 1}
     assert "broken.html" in err and "q.jsonl:2" in err
     lines = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
-    assert [x["type"] for x in lines].count("document") == 4
+    documents = [x for x in lines if x["type"] == "document"]
+    # the base documents, then each query set's view tagged with the set's name
+    assert [x.get("set") for x in documents] == [None] * 4 + ["q"] * 4
     assert [x for x in lines if x["type"] == "query"][0]["doc"] == "guide/part1.html"
     # the same input gives the same fingerprint; --strict turns the warnings into exit 1
     assert main(["corpus", "info", "--corpus", str(corpus_dir), "--queries", str(query_file),

@@ -46,7 +46,7 @@ def test_command_line_over_ini_over_pyproject_over_default(project):
     write(project, 'k = 7\nbudget = 3000\nmax_queries = 50\n')
     ini = {"chunkeval_budget": "2500"}
     cfg = config.load(command_line={"k": 3}, ini=ini.get)
-    assert (cfg.k, cfg.budget, cfg.max_queries, cfg.confidence) == (3, 2500, 50, 0.95)
+    assert (cfg.k, cfg.budget, cfg.max_queries, cfg.alpha) == (3, 2500, 50, 0.05)
     assert cfg.where["k"] == "option --chunkeval-k"  # with ini: a pytest run
     assert cfg.where["budget"] == "ini setting chunkeval_budget"
     assert cfg.where["max_queries"].endswith("pyproject.toml [tool.chunkeval] max_queries")

@@ -129,13 +129,13 @@ def test_summary_means_and_standard_errors():
     s = run([chunk("a", GOLD), chunk("b", "x")], [[0], [1]], answers=(GOLD, GOLD))
     summary = s.summary()
     assert set(summary) == {"recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k",
-                            "precision", "iou"}
+                            "precision", "iou", "mrr_at_k", "ndcg_at_k"}
     assert summary["recall_at_k"] == {"value": 0.5, "se": pytest.approx(0.5)}
     assert summary["doc_hit_at_k"]["value"] == 0.5
     assert s.curve_summary()[2000]["value"] == 0.5
     rows = s.per_query()
     assert rows[0] == {"id": "q0", "coverage": 1.0, "budget_coverage": 1.0, "doc_hit": True,
-                       "retrieved": [["a", 0, 16, 16]]}
+                       "rr": 1.0, "ndcg": 1.0, "retrieved": [["a", 0, 16, 16]]}
 
 
 def test_bad_rankings_are_refused():
@@ -184,3 +184,22 @@ def test_chunk_stats():
     assert stats["count"] == 3 and stats["max_len"] == 40 and stats["under_30"] == 2
     assert math.isclose(stats["mean_len"], 79 / 3)
     assert stats["overlap"] == {"boundaries": 1, "zero": 1, "mean": 0.0, "max": 0}
+
+
+def test_mrr_and_ndcg_graded_by_the_coverage_each_rank_adds():
+    other = chunk("b", GOLD)  # the gold text, but in another document: no gain
+    first_half = chunk("a", "0123456789AB")  # shingles 0..4: 5/9
+    second_half = chunk("a", "56789ABCDEF", 5)  # shingles 5..8: 4/9
+    handed = [other, first_half, second_half, chunk("a", GOLD)]
+    s = run(handed, [[0, 1, 2], [3], [0], [2, 1]], answers=(GOLD,) * 4)
+    assert s.rr.tolist() == pytest.approx([1 / 2, 1.0, 0.0, 1.0])
+    assert s.ndcg[0] == pytest.approx(5 * NINTH / math.log2(3) + 4 * NINTH / math.log2(4))
+    assert s.ndcg[1] == pytest.approx(1.0)  # the whole answer at rank 1 is the ideal
+    assert s.ndcg[2] == 0.0
+    # the better half second costs: its 5/9 are discounted
+    assert s.ndcg[3] == pytest.approx(4 * NINTH + 5 * NINTH / math.log2(3))
+    assert s.ndcg[3] < s.coverage[3] == pytest.approx(1.0)
+    assert (s.ndcg <= s.coverage + 1e-12).all()
+    # beyond k nothing counts
+    deep = run(handed, [[0, 0, 0, 0, 0, 3]], k=5)  # the gold chunk at rank 6
+    assert deep.rr[0] == deep.ndcg[0] == 0.0

@@ -44,6 +44,8 @@ from chunkeval.model import Chunk
 
 SIZE = {size}
 SHIFTED = {shifted}  # a few boundaries moved by a few characters
+PHASE = {phase}  # windows start at PHASE (the first chunk is shorter): the same strategy
+DROP = {drop}  # each chunk loses this share of its end
 
 
 def _pieces(doc, cuts):
@@ -52,9 +54,17 @@ def _pieces(doc, cuts):
             if doc.text[s:e].strip()]
 
 
+def _dropped(doc, chunks):
+    keep = [max(1, round((c.end - c.start) * (1 - DROP))) for c in chunks]
+    return [Chunk(doc.id, c.start, c.start + n, doc.text[c.start:c.start + n])
+            for c, n in zip(chunks, keep)]
+
+
 def mywin(doc):
     """Fixed windows of SIZE characters."""
-    cuts = [*range(0, len(doc.text), SIZE), len(doc.text)]
+    cuts = [0, *range(PHASE or SIZE, len(doc.text), SIZE), len(doc.text)]
+    if DROP:
+        return _dropped(doc, _pieces(doc, cuts))
     if SHIFTED and doc.id.endswith(("3.html", "7.html")) and len(cuts) > 4:
         for i in (1, 2, 3):
             cuts[i] -= 7
@@ -103,8 +113,9 @@ settings.load_profile("inner")
 '''
 
 
-def write_mymod(pytester: pytest.Pytester, size: int = 300, shifted: bool = False) -> None:
-    pytester.makepyfile(mymod=MYMOD.format(size=size, shifted=shifted))
+def write_mymod(pytester: pytest.Pytester, size: int = 300, shifted: bool = False,
+                phase: int = 0, drop: float = 0.0) -> None:
+    pytester.makepyfile(mymod=MYMOD.format(size=size, shifted=shifted, phase=phase, drop=drop))
 
 
 # The copy of test_regression.py gets another name: under the outer run's import mode, a
@@ -251,6 +262,43 @@ def test_a_few_boundaries_shifted_by_a_few_characters_pass(project):
     record(project, only="mywin")
     result = run(project, only="mywin")
     assert result.ret == 0 and "chunks changed" not in result.stdout.str()
+
+
+# -- per-query diffs: a real loss names the queries that lost; another phase passes ---------------
+
+def test_a_ten_percent_loss_fails_listing_five_queries_and_another_phase_passes(project):
+    record(project, only="mywin")
+    write_mymod(project, drop=0.1)
+    result = run(project, "--chunkeval-json", "rows.json", "--chunkeval-html", "diff.html",
+                 only="mywin")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "strategy 'mywin', retriever 'bm25', query set 'section-titles' regressed" in out
+    assert "the 5 queries that lost most (coverage at k, in points):" in out
+    lost = re.findall(r"^\s+'([^']+)' \(gold (page\d\d\.html)\): ([0-9.]+) -> ([0-9.]+) "
+                      r"\(([-+][0-9.]+)\)$", out, re.M)
+    assert len(lost) == 5, out
+    changes = [float(c) for *_, c in lost]
+    assert all(float(b) > float(a) for _, _, b, a, _ in lost) and changes == sorted(changes)
+    assert len(re.findall(r"^\s+first chunk before: page\d\d\.html:\d+: '", out, re.M)) == 5
+    assert len(re.findall(r"^\s+first chunk now:    page\d\d\.html:\d+: '", out, re.M)) == 5
+    # the JSON rows and the HTML page carry every query, not only the 5
+    (row,) = json.loads((project.path / "rows.json").read_text(encoding="utf-8"))["rows"]
+    assert len(row["per_query"]) >= 60 and {"before", "now", "first_before", "first_now",
+                                            "query", "doc"} <= set(row["per_query"][0])
+    assert [q["change"] for q in row["per_query"][:5]] == pytest.approx(
+        [c / 100 for c in changes], abs=1e-3)
+    page = (project.path / "diff.html").read_text(encoding="utf-8")
+    assert page.count("<tr><td>") >= len(row["per_query"])
+
+    # The same windows, every boundary 30 characters earlier. (On these generated pages every
+    # section starts near the same offset, so phase 0 suits them: shifts of 70-210
+    # characters really lose 3-5 points here, and the gate rightly fails them.)
+    write_mymod(project, phase=270)
+    result = run(project, "--chunkeval-json", "rows.json", only="mywin")
+    assert result.ret == 0, result.stdout.str()
+    (row,) = json.loads((project.path / "rows.json").read_text(encoding="utf-8"))["rows"]
+    assert any(q["change"] for q in row["per_query"])  # queries moved, the gate held
 
 
 # -- cut rate: a row-cutting "structure" splitter is refused; any retriever's entry serves ----

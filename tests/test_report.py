@@ -44,6 +44,8 @@ def make_results(strategies: dict = STRATEGIES, *, retrievers=("bm25", "lsa", "h
                         "doc_hit_at_k": {"value": 0.921, "se": 0.01},
                         "precision": {"value": 0.12, "se": 0.01},
                         "iou": {"value": 0.1, "se": 0.01},
+                        "mrr_at_k": {"value": 0.456, "se": 0.02},
+                        "ndcg_at_k": {"value": 0.321, "se": 0.02},
                         "cut_rate": {"value": cut, "blocks": 900, "cut": round(cut * 900)}},
                     "budget_curve": {str(x): {"value": min(1.0, b * x / 2000), "se": 0.014}
                                      for x in BUDGETS},
@@ -133,6 +135,7 @@ def test_write_reports_writes_both_files(tmp_path):
     page = paths["html"].read_text(encoding="utf-8")
     assert md.startswith("# chunkeval report — debian-ja")
     assert "| fixed-1600 | 44.1 ± 3.4 | 18.0 ± 1.4 |" in md
+    assert "| MRR@5 | nDCG@5 |" in md and "| 45.6 ± 2.0 | 32.1 ± 2.0 |" in md
     assert "## Findings of the seed, checked on faq-headings" in md
     assert "budget-reverses-order** — holds" in md
     assert "standard error" in md and "paired difference" in md

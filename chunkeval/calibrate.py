@@ -1,0 +1,231 @@
+"""How far to trust the gate for one strategy: false alarms on harmless changes, and the
+smallest real drop it catches.
+
+A *harmless* variant is the strategy's own output with every chunk boundary of a document
+moved back by the same random shift (for fixed-length strategies, the same strategy at
+another phase). A *degraded* variant is a harmless one whose chunks each lose the last share
+of their text. Every variant is evaluated exactly as the plugin evaluates a strategy and
+judged by the plugin's verdict function (`baselines.compare`) against the strategy's own
+result as the baseline; a variant fails when any gated comparison of the strategy
+(retrievers x query sets x gated metrics) regressed.
+
+The per-query series of every variant are kept in the table, so another tolerance can be
+judged on the same trials without evaluating them again (`judge`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import strategies
+from .baselines import METRICS, Tolerance, compare, entry_from_result
+from .evaluate import Evaluation
+from .model import Chunk, Document
+from .progress import Progress
+
+DROPS = (0.05, 0.1, 0.2, 0.3)
+POWER = 0.8
+
+
+def _reslice(c: Chunk, doc: Document, start: int, end: int) -> Chunk:
+    text = doc.text[start:end]
+    index_text = None
+    if c.index_text is not None and c.index_text.endswith(c.text):
+        index_text = c.index_text[:len(c.index_text) - len(c.text)] + text  # keep a prefix
+    return Chunk(c.doc_id, start, end, text, index_text)
+
+
+def shifted(chunks: Sequence[Chunk], doc: Document, shift: int) -> list[Chunk]:
+    """Every inner boundary moved back by `shift` characters; the document's first and last
+    offsets stay. Chunks that are not slices of the document (rewritten text, parents) stay
+    as they are: only what can be moved without changing the text's kind is moved."""
+    if not chunks:
+        return []
+    lo, hi = min(c.start for c in chunks), max(c.end for c in chunks)
+    out = []
+    for c in chunks:
+        if c.parent is not None or doc.text[c.start:c.end] != c.text:
+            out.append(c)
+            continue
+        start = c.start if c.start == lo else max(lo, c.start - shift)
+        end = c.end if c.end == hi else max(lo, c.end - shift)
+        if end > start:
+            out.append(_reslice(c, doc, start, end))
+    return out
+
+
+def truncated(chunks: Sequence[Chunk], share: float) -> list[Chunk]:
+    """Each chunk without the last `share` of its text (at least one character kept)."""
+    out = []
+    for c in chunks:
+        keep = max(1, round(len(c.text) * (1 - share)))
+        text = c.text[:keep]
+        index_text = None
+        if c.index_text is not None and c.index_text.endswith(c.text):
+            index_text = c.index_text[:len(c.index_text) - len(c.text)] + text
+        out.append(Chunk(c.doc_id, c.start, min(c.end, c.start + keep), text, index_text,
+                         c.parent))
+    return out
+
+
+def variant(base: str, shift: int, drop: float = 0.0) -> strategies.Strategy:
+    strategy = strategies.get(base)
+
+    def split(doc: Document) -> list[Chunk]:
+        chunks = shifted(strategy.split(doc), doc, shift)
+        return truncated(chunks, drop) if drop else chunks
+
+    name = f"{base}~shift{shift}" + (f"~drop{round(drop * 100)}" if drop else "")
+    return strategies.Strategy(name, strategy.family, split,
+                               {**strategy.params, "shift": shift, "drop": drop},
+                               slices=strategy.slices and not drop)
+
+
+def _kept(result: dict) -> dict:
+    """What a verdict needs of a result: its per-query series."""
+    return {"per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")
+                           if k in q} for q in result["per_query"]],
+            "metrics": {"cut_rate": result["metrics"]["cut_rate"]}, "chunks": result["chunks"]}
+
+
+def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str], *,
+               trials: int = 50, drops: Iterable[float] = DROPS, drop_trials: int = 10,
+               seed: int = 0, progress: bool | None = None) -> dict:
+    """Evaluate the strategy and its variants; returns the trials document (no verdicts)."""
+    base = strategies.get(strategy)
+    specs = evaluation.query_specs
+    lengths = []
+    for spec in specs:
+        lengths += [len(c.text) for c in evaluation.chunked(strategy, spec).handed]
+    # shifts below the typical chunk length keep every chunk (but the first) whole
+    longest_shift = max(1, int(np.median(lengths)) - 1) if lengths else 1
+    rng = random.Random(seed)
+    plan = [(rng.randint(1, longest_shift), 0.0) for _ in range(trials)]
+    plan += [(rng.randint(1, longest_shift), d) for d in drops for _ in range(drop_trials)]
+
+    def evaluate(name: str) -> dict:
+        out = {}
+        for spec in specs:
+            for ret in retrievers:
+                r = evaluation.result(name, ret, spec)
+                out[f"{ret}|{r['query_set']}"] = _kept(r)
+            evaluation.release(name, spec)
+        return out
+
+    doc = {"strategy": strategy, "params": base.params, "retrievers": list(retrievers),
+           "complete_at": evaluation.settings.complete_at, "baseline": evaluate(strategy),
+           "trials": []}
+    with Progress("calibrating", len(plan), enabled=progress) as bar:
+        for shift, drop in plan:
+            v = variant(strategy, shift, drop)
+            strategies.register(v, replace=True)
+            try:
+                doc["trials"].append({"shift": shift, "drop": drop, "results": evaluate(v.name)})
+            finally:
+                strategies.unregister(v.name)
+                for spec in specs:
+                    for ret in retrievers:
+                        evaluation._results.pop((v.name, ret, spec), None)
+            bar.step(v.name)
+    return doc
+
+
+def judge(doc: dict, tol: Tolerance, family: int | None = None) -> dict:
+    """The table: false-alarm rate over harmless trials, and per drop share and comparison
+    the mean drop (points) and the share of trials caught. The family defaults to every
+    gated comparison of the trials (as the plugin counts them)."""
+    cases = list(doc["baseline"])
+    entries = {c: entry_from_result(doc["baseline"][c], doc["complete_at"]) for c in cases}
+    tol = replace(tol, family=family or len(cases) * len(tol.gated))
+    harmless = [t for t in doc["trials"] if not t["drop"]]
+    alarms = []
+    for t in harmless:
+        failed = [f"{c} {v.metric} {v.diff * 100:+.1f}"
+                  for c in cases for v in compare(t["results"][c], entries[c],
+                                                   doc["complete_at"], tol)
+                  if v.status == "regressed"]
+        alarms.append(failed)
+    degraded: dict[float, dict] = {}
+    failed: dict[float, list[bool]] = {}  # did the strategy fail at all
+    for t in doc["trials"]:
+        if not t["drop"]:
+            continue
+        row = degraded.setdefault(t["drop"], {})
+        statuses = []
+        for c in cases:
+            for v in compare(t["results"][c], entries[c], doc["complete_at"], tol):
+                cell = row.setdefault(f"{c}|{v.metric}", {"diffs": [], "caught": []})
+                cell["diffs"].append(v.diff)
+                cell["caught"].append(v.status == "regressed")
+                statuses.append(v.status)
+        failed.setdefault(t["drop"], []).append("regressed" in statuses)
+    table = {"strategy": doc["strategy"], "trials": len(harmless),
+             "alpha": tol.alpha, "family": tol.family, "gated": list(tol.gated),
+             "min_effect": tol.min_effect, "confidence": tol.confidence,
+             "false_alarms": sum(1 for a in alarms if a),
+             "false_alarm_rate": (sum(1 for a in alarms if a) / len(harmless)) if harmless else None,
+             "alarms": [a for a in alarms if a],
+             "drops": {}, "strategy_failed": {str(d): float(np.mean(f)) for d, f in
+                                              sorted(failed.items())}}
+    for drop, row in sorted(degraded.items()):
+        table["drops"][str(drop)] = {
+            k: {"mean_drop": -float(np.mean(v["diffs"])), "caught": float(np.mean(v["caught"])),
+                "trials": len(v["diffs"])} for k, v in row.items()}
+    table["detectable"] = detectable(table)
+    return table
+
+
+def detectable(table: dict) -> dict:
+    """Per comparison: the smallest mean drop (points) caught in >= 80% of its trials."""
+    out: dict[str, float | None] = {}
+    keys = {k for row in table["drops"].values() for k in row}
+    for k in sorted(keys):
+        caught = [row[k]["mean_drop"] for row in table["drops"].values()
+                  if k in row and row[k]["caught"] >= POWER]
+        out[k] = min(caught) if caught else None
+    return out
+
+
+def format_table(table: dict) -> str:
+    lines = [f"calibration of {table['strategy']}: {table['trials']} harmless variants, "
+             f"{table['false_alarms']} failed the gate "
+             f"({(table['false_alarm_rate'] or 0) * 100:.1f}%; family-wise level "
+             f"{table['alpha']:.0%} over {table['family']} gated comparisons, each at "
+             f"{table['confidence']:.2%}, min effect {table['min_effect'] * 100:g} points)"]
+    for a in table["alarms"]:
+        lines.append(f"  false alarm: {'; '.join(a)}")
+    drops = list(table["drops"])
+    head = f"{'retriever|query set|metric':<44}" + "".join(
+        f"{'drop ' + str(round(float(d) * 100)) + '%':>16}" for d in drops) + f"{'80% power':>12}"
+    lines.append("degraded variants failing the gate: " + ", ".join(
+        f"{round(float(d) * 100)}% dropped {f * 100:.0f}%" for d, f in table["strategy_failed"].items()))
+    lines += ["", "mean drop in points (share of trials caught); gated metrics only fail",
+              head, "-" * len(head)]
+    for k, smallest in table["detectable"].items():
+        cells = ""
+        for d in drops:
+            c = table["drops"][d].get(k)
+            cells += f"{c['mean_drop'] * 100:>8.1f} ({c['caught'] * 100:>3.0f}%)" if c else " " * 16
+        small = f"{smallest * 100:.1f}" if smallest is not None else "-"
+        metric = k.rsplit("|", 1)[1]
+        mark = "" if metric in table["gated"] else " (reported)"
+        lines.append(f"{k + mark:<44}{cells}{small:>12}")
+    return "\n".join(lines)
+
+
+def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 12,
+                   power: float = POWER) -> int:
+    """Queries a paired test needs to catch a mean drop `effect` with the given power, when
+    per-query differences have standard deviation `sd` (normal approximation, one-sided at
+    alpha / family)."""
+    from scipy.stats import norm
+    z = norm.ppf(1 - alpha / family) + norm.ppf(power)
+    return int(np.ceil((z * sd / effect) ** 2))
+
+
+__all__ = ["DROPS", "METRICS", "detectable", "format_table", "judge", "queries_needed",
+           "run_trials", "shifted", "truncated", "variant"]

@@ -1,0 +1,91 @@
+"""Calibration: the variants it builds, and the command on a small corpus written here."""
+
+import json
+
+import pytest
+
+from chunkeval.calibrate import judge, shifted, truncated
+from chunkeval.baselines import Tolerance
+from chunkeval.cli import main
+from chunkeval.model import Chunk, Document, Part
+
+
+def doc(text: str) -> Document:
+    return Document.from_parts("d", "t", [Part("paragraph", text)])
+
+
+def windows(d: Document, size: int) -> list[Chunk]:
+    return [Chunk(d.id, s, min(s + size, len(d.text)), d.text[s:s + size])
+            for s in range(0, len(d.text), size)]
+
+
+def test_a_shift_moves_every_inner_boundary_and_keeps_the_text_whole():
+    d = doc("".join(chr(ord("a") + i % 26) for i in range(1000)))
+    out = shifted(windows(d, 300), d, 40)
+    assert [(c.start, c.end) for c in out] == [(0, 260), (260, 560), (560, 860), (860, 1000)]
+    assert all(c.text == d.text[c.start:c.end] for c in out)
+    # rewritten chunks (not slices) are left as they are
+    odd = Chunk("d", 0, 300, "HEADER " + d.text[:300])
+    assert shifted([odd], d, 40) == [odd]
+
+
+def test_truncation_drops_the_end_of_each_chunk_and_keeps_a_prefix_of_the_index_text():
+    d = doc("x" * 100 + "y" * 100)
+    (c,) = truncated([Chunk("d", 0, 200, d.text, "Title > " + d.text)], 0.25)
+    assert (c.start, c.end, c.text) == (0, 150, d.text[:150])
+    assert c.index_text == "Title > " + d.text[:150]
+
+
+def _trials(diffs_by_trial: list[tuple[float, float]]) -> dict:
+    """A trials document with one case of 40 queries: the baseline covers 0.5 each; a trial
+    moves every query by `shift` plus an alternating +-noise."""
+    def result(values):
+        return {"per_query": [{"coverage": v, "budget_coverage": v, "doc_hit": True}
+                              for v in values],
+                "metrics": {"cut_rate": {"value": 0.0}}, "chunks": {"count": 1}}
+    base = [0.5] * 40
+    trials = [{"shift": 1, "drop": drop, "results": {"bm25|q": result(
+        [0.5 + move + (0.05 if i % 2 else -0.05) for i in range(40)])}}
+              for drop, move in diffs_by_trial]
+    return {"strategy": "s", "complete_at": 0.95, "baseline": {"bm25|q": result(base)},
+            "trials": trials}
+
+
+def test_judge_counts_false_alarms_and_catches():
+    doc = _trials([(0.0, 0.0), (0.0, -0.001), (0.0, -0.05), (0.2, -0.1), (0.2, -0.1)])
+    table = judge(doc, Tolerance())
+    assert table["trials"] == 3 and table["false_alarms"] == 1
+    assert table["family"] == 2  # one case x two gated metrics
+    cell = table["drops"]["0.2"]["bm25|q|recall_at_k"]
+    assert cell["caught"] == 1.0 and cell["mean_drop"] == pytest.approx(0.1)
+    assert table["detectable"]["bm25|q|recall_at_k"] == pytest.approx(0.1)
+    assert table["strategy_failed"] == {"0.2": 1.0}
+    # a minimum effect above the drops: nothing is caught, nothing alarms
+    strict = judge(doc, Tolerance(min_effect=0.2))
+    assert strict["false_alarms"] == 0 and strict["detectable"]["bm25|q|recall_at_k"] is None
+
+
+def test_calibrate_command_writes_the_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "docs"
+    root.mkdir()
+    topics = ["install", "configure", "upgrade", "backup", "network", "printing"]
+    for d in range(3):
+        body = "".join(f"<h2>Handling {t}</h2>" + "".join(
+            f"<p>For {t} in step {p}, open the {t} panel, pick option {p}; the {t} log shows "
+            f"it.</p>" for p in range(3)) for t in topics[d * 2:d * 2 + 2])
+        (root / f"p{d}.html").write_text(f"<html><body><h1>P{d}</h1>{body}</body></html>",
+                                         encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["calibrate", "fixed-200", "--corpus", str(root), "--queries", "section-titles",
+                 "--retrievers", "bm25", "--trials", "3", "--drops", "0.6",
+                 "--drop-trials", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "calibration of fixed-200: 3 harmless variants" in printed
+    table = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
+    assert table["trials"] == 3 and set(table["drops"]) == {"0.6"}
+    assert table["drops"]["0.6"]["bm25|section-titles|recall_at_k"]["trials"] == 2
+    assert (out / "calibration-fixed-200.md").read_text(encoding="utf-8").startswith("```")
+    trials = json.loads((out / "calibration-fixed-200-trials.json").read_text(encoding="utf-8"))
+    assert len(trials["trials"]) == 5
+    assert main(["calibrate", "fixed-200", "--corpus", str(root), "--drops", "2"]) == 2

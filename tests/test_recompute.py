@@ -1,0 +1,184 @@
+"""Every published number recomputes from results.json plus `corpus info --dump` alone.
+
+The recomputation below is written from the method's definition (SPEC section 3) and does not
+import chunkeval's metric code: chunkeval only runs the commands that publish the files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from chunkeval.cli import main
+
+
+# -- an independent reading of the method -------------------------------------------------------
+def shingle_set(text: str, n: int) -> set[str]:
+    s = "".join(text.split())
+    if len(s) <= n:
+        return {s} if s else set()
+    return {s[i:i + n] for i in range(len(s) - n + 1)}
+
+
+def found_in(gold: set[str], text: str, n: int) -> set[str]:
+    if len(gold) == 1 and len(next(iter(gold))) < n:  # a short gold text is one shingle
+        return gold if next(iter(gold)) in "".join(text.split()) else set()
+    return gold & shingle_set(text, n)
+
+
+def read_dump(path: Path) -> tuple[dict, dict]:
+    views: dict[str, dict[str, str]] = {}
+    gold: dict[str, list[tuple[str, str]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["type"] == "document" and "set" in row:
+            views.setdefault(row["set"], {})[row["id"]] = row["text"]
+        elif row["type"] == "query":
+            gold.setdefault(row["set"], []).append((row["doc"], row["answer"]))
+    return views, gold
+
+
+def recompute(result: dict, view: dict[str, str], queries: list[tuple[str, str]],
+              settings: dict) -> tuple[list[dict], dict]:
+    k, budget, n = settings["k"], settings["budget"], settings["shingle"]
+    rows, precision, iou = [], [], []
+    for (doc, answer), pq in zip(queries, result["per_query"], strict=True):
+        spans = pq["retrieved"]
+        texts = [result["rewritten"].get(f"{d}:{a}:{b}", view[d][a:b]) for d, a, b, _ in spans]
+        assert [len(t) for t in texts] == [length for *_, length in spans]
+        g = shingle_set(answer, n)
+        prefix, found = [0.0], set()
+        for (d, *_), text in zip(spans, texts):
+            if d == doc and g:
+                found |= found_in(g, text, n)
+            prefix.append(len(found) / len(g) if g else 0.0)
+        top = min(k, len(spans))
+        total, taken = 0, 0
+        for t in texts:
+            if taken and total + len(t) > budget:
+                break
+            total, taken = total + len(t), taken + 1
+        gains = [(j, prefix[j] - prefix[j - 1]) for j in range(1, top + 1)]
+        relevant = [j for j, gain in gains if gain > 0]
+        rows.append({"coverage": prefix[top], "budget_coverage": prefix[taken],
+                     "doc_hit": any(d == doc for d, *_ in spans[:top]),
+                     "rr": 1 / relevant[0] if relevant else 0.0,
+                     "ndcg": sum(gain / math.log2(j + 1) for j, gain in gains)})
+        found_top = set()
+        seen: set[str] = set()
+        for (d, *_), text in zip(spans[:top], texts[:top]):
+            seen |= shingle_set(text, n)
+            if d == doc and g:
+                found_top |= found_in(g, text, n)
+        precision.append(len(found_top) / len(seen) if seen else 0.0)
+        iou.append(len(found_top) / len(seen | g) if seen else 0.0)
+
+    def mean(xs) -> float:
+        return sum(xs) / len(xs)
+
+    means = {"recall_at_k": mean([r["coverage"] for r in rows]),
+             "budget_recall": mean([r["budget_coverage"] for r in rows]),
+             "complete_rate": mean([r["coverage"] >= settings["complete_at"] for r in rows]),
+             "doc_hit_at_k": mean([r["doc_hit"] for r in rows]),
+             "mrr_at_k": mean([r["rr"] for r in rows]), "ndcg_at_k": mean([r["ndcg"] for r in rows]),
+             "precision": mean(precision), "iou": mean(iou)}
+    return rows, means
+
+
+def check_published(out: Path, dump: Path) -> int:
+    """Recompute every per-query row and mean of results.json; returns the rows checked."""
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    views, gold = read_dump(dump)
+    assert set(views) == set(doc["query_sets"]) == set(gold)
+    checked = 0
+    for result in doc["results"]:
+        qs = result["query_set"]
+        rows, means = recompute(result, views[qs], gold[qs], doc["settings"])
+        what = f"{result['strategy']} {result['retriever']} {qs}"
+        for i, (mine, published) in enumerate(zip(rows, result["per_query"])):
+            for name, value in mine.items():
+                assert published[name] == pytest.approx(value, abs=1e-6), (what, i, name)
+        for name, value in means.items():
+            assert result["metrics"][name]["value"] == pytest.approx(value, abs=1e-6), (what, name)
+        checked += len(rows)
+    return checked
+
+
+def publish(tmp_path: Path, *args: str) -> tuple[Path, Path]:
+    out, dump = tmp_path / "out", tmp_path / "dump.jsonl"
+    assert main(["run", *args, "--out", str(out)]) == 0
+    assert main(["corpus", "info", *_corpus_and_queries(args), "--dump", str(dump)]) == 0
+    return out, dump
+
+
+def _corpus_and_queries(args: tuple[str, ...]) -> list[str]:
+    keep, it = [], iter(args)
+    for a in it:
+        if a in ("--corpus", "--queries"):
+            keep += [a, next(it)]
+    return keep
+
+
+# -- a small corpus written here: every strategy family, a rewriting one, parent-child ----------
+TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
+          "firewall", "mirror", "locale", "sound", "storage"]
+
+
+@pytest.fixture
+def docs(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "docs"
+    root.mkdir()
+    for d in range(4):
+        sections = "".join(
+            f"<h2>Handling {t}</h2>"
+            + "".join(f"<p>For {t} in step {p}, open the {t} panel, pick option {p} and "
+                      f"confirm; the {t} log then shows the state of {t}.</p>" for p in range(3))
+            + f"<table><tr><th>name</th><th>value</th></tr><tr><td>{t}</td><td>{d}</td></tr>"
+              "</table>"
+            + f"<pre>{t}-tool --apply {d}\n{t}-tool --check</pre>"
+            for t in TOPICS[d * 3:d * 3 + 3])
+        (root / f"part{d}.html").write_text(
+            f"<html><head><title>Part {d}</title></head><body><h1>Part {d}</h1>{sections}"
+            "</body></html>", encoding="utf-8")
+    queries = tmp_path / "own.jsonl"
+    queries.write_text("".join(json.dumps(q) + "\n" for q in [
+        {"id": "a", "query": "backup panel option", "doc": "part1",
+         "answer": "For backup in step 1, open the backup panel"},
+        {"id": "b", "query": "kernel tool", "doc": "part2", "answer": "kernel-tool"},  # short
+        ]), encoding="utf-8")
+    return root, queries
+
+
+def test_every_number_of_a_run_recomputes_from_results_and_dump(docs, tmp_path):
+    root, queries = docs
+    out, dump = publish(tmp_path, "--corpus", str(root), "--queries", "section-titles",
+                        "--queries", str(queries), "--jobs", "1", "--strategies",
+                        "fixed-200,structure-400+prefix,lc-html-header,parent-child-r200-s800")
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert any(r["rewritten"] for r in doc["results"])  # rewritten text is exercised
+    assert check_published(out, dump) == 4 * 3 * (12 + 2)
+
+
+def test_spans_point_into_the_views_not_the_base_documents(docs, tmp_path):
+    """Without the views a recomputation goes wrong: the questions are removed from them."""
+    root, _ = docs
+    out, dump = publish(tmp_path, "--corpus", str(root), "--queries", "section-titles",
+                        "--jobs", "1", "--strategies", "fixed-200", "--retrievers", "bm25")
+    lines = [json.loads(x) for x in dump.read_text(encoding="utf-8").splitlines()]
+    base = {x["id"]: x["text"] for x in lines if x["type"] == "document" and "set" not in x}
+    view = {x["id"]: x["text"] for x in lines
+            if x["type"] == "document" and x.get("set") == "section-titles"}
+    assert set(base) == set(view) and base != view
+    assert all("Handling backup" not in t for t in view.values())
+
+
+@pytest.mark.corpus
+def test_the_full_default_matrix_recomputes(tmp_path):
+    out, dump = publish(tmp_path, "--corpus", "debian-ja", "--jobs", "2")
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(doc["results"]) == 21 * 3 * 2
+    assert check_published(out, dump) > 0
