@@ -120,6 +120,9 @@ def test_the_journey_of_a_team_adopting_chunkeval(team: Path):
                      r"regressed on corpus 'docs' \(\w+\):\n\s+recall_at_k: [0-9.]+% vs baseline "
                      r"[0-9.]+% \(diff -[0-9.]+ points", worse.stdout), worse.stdout
     assert "consider `pytest --update-baselines`" not in worse.stdout  # never for a regression
+    listed = re.findall(r"^  '.*' \(gold page\d+\.html\): [0-9.]+ -> [0-9.]+ \(-[0-9.]+\)$",
+                        worse.stdout, re.M)
+    assert "the 5 queries that lost most" in worse.stdout and len(listed) == 5, worse.stdout
 
     write_parapack(team, 410)  # a few boundaries move: harmless
     harmless = pytest_in(team)
