@@ -77,7 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 "of a strategy's gated comparisons (default 0.05)")
     option("chunkeval-gate", ini_type="args", default=[], metavar="METRICS",
            help="gated metrics (comma-separated); the others are reported only. Default: "
-                "recall_at_k,budget_recall")
+                "recall_at_k,budget_recall,complete_rate,doc_hit_at_k")
     option("chunkeval-cut-ceiling", default="0.25", metavar="X",
            help="absolute ceiling on the cut rate of structure-aware strategies (default 0.25)")
 
