@@ -165,8 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="family-wise false-alarm level of the gate (default 0.05)")
     cal.add_argument("--min-effect", type=float, default=0.02,
                      help="smallest drop that counts as a regression (default 0.02)")
-    cal.add_argument("--gate", default="recall_at_k,budget_recall", metavar="METRICS",
-                     help="gated metrics (default: recall_at_k,budget_recall)")
+    cal.add_argument("--gate", default="recall_at_k,budget_recall,complete_rate,doc_hit_at_k",
+                     metavar="METRICS", help="gated metrics (default: the four of the seed)")
     cal.add_argument("--out", default="chunkeval-results", metavar="DIR",
                      help="where calibration-<strategy>.json and .md go")
     return parser

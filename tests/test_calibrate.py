@@ -53,7 +53,7 @@ def _trials(diffs_by_trial: list[tuple[float, float]]) -> dict:
 
 def test_judge_counts_false_alarms_and_catches():
     doc = _trials([(0.0, 0.0), (0.0, -0.001), (0.0, -0.05), (0.2, -0.1), (0.2, -0.1)])
-    table = judge(doc, Tolerance())
+    table = judge(doc, Tolerance(gated=("recall_at_k", "budget_recall")))
     assert table["trials"] == 3 and table["false_alarms"] == 1
     assert table["family"] == 2  # one case x two gated metrics
     cell = table["drops"]["0.2"]["bm25|q|recall_at_k"]
@@ -61,7 +61,7 @@ def test_judge_counts_false_alarms_and_catches():
     assert table["detectable"]["bm25|q|recall_at_k"] == pytest.approx(0.1)
     assert table["strategy_failed"] == {"0.2": 1.0}
     # a minimum effect above the drops: nothing is caught, nothing alarms
-    strict = judge(doc, Tolerance(min_effect=0.2))
+    strict = judge(doc, Tolerance(min_effect=0.2, gated=("recall_at_k", "budget_recall")))
     assert strict["false_alarms"] == 0 and strict["detectable"]["bm25|q|recall_at_k"] is None
 
 
