@@ -213,9 +213,9 @@ def test_pytest_registers_an_outside_retriever(outside, pytester, monkeypatch):
     shutil.copytree(outside / "docs", pytester.path / "docs")
     mymod = pytester.path / "mymod.py"
     shutil.copy(outside / "mymod.py", mymod)
-    pytester.makepyfile(test_metrics="def test_recall(chunkeval, retrieval_case):\n"
+    pytester.makepyfile(test_outside_retriever_metrics="def test_recall(chunkeval, retrieval_case):\n"
                                      "    chunkeval.check_retrieval(retrieval_case)\n")
-    args = ["test_metrics.py", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+    args = ["test_outside_retriever_metrics.py", "-W", "ignore::pytest.PytestAssertRewriteWarning",
             "-p", "no:cacheprovider", "--chunkeval-corpus", "docs", "--chunkeval-query-sets",
             "section-titles", "--chunkeval-strategies", "fixed-200",
             "--chunkeval-retrievers", "letters"]
