@@ -161,18 +161,8 @@ class Config:
         """Import every MODULE:ATTR named in `splitters` and `strategies`: spec -> the names of
         the strategies it registered."""
         from . import strategies
-        specs = [(s, "splitters") for s in self.splitters]
-        specs += [(s, "strategies") for s in self.strategies if ":" in s]
-        loaded: dict[str, list[str]] = {}
-        with on_path(self.root):
-            for spec, key in specs:
-                if spec in loaded:
-                    continue
-                try:
-                    loaded[spec] = [s.name for s in strategies.load_splitter(spec)]
-                except strategies.SplitterError as e:
-                    raise ConfigError(f"{self.where[key]}: {e}") from None
-        return loaded
+        return self._register("splitters", "strategies", strategies.load_splitter,
+                              strategies.SplitterError)
 
     def strategy_names(self) -> list[str]:
         """What is evaluated and gated: the listed strategies; else every registered one on the
@@ -194,17 +184,22 @@ class Config:
         """Import every MODULE:ATTR named in `outside_retrievers` and `retrievers`: spec ->
         the names of the retrievers it registered."""
         from . import retrieval
-        specs = [(s, "outside_retrievers") for s in self.outside_retrievers]
-        specs += [(s, "retrievers") for s in self.retrievers if ":" in s]
+        return self._register("outside_retrievers", "retrievers", retrieval.load_retriever,
+                              retrieval.RetrieverError)
+
+    def _register(self, outside: str, selection: str, load, error) -> dict[str, list[str]]:
+        """Load the specs of `outside` and the MODULE:ATTR entries of `selection` with the
+        project root on the path; a failure names where the spec was given."""
+        specs = [(s, outside) for s in self.values[outside]]
+        specs += [(s, selection) for s in self.values[selection] if ":" in s]
         loaded: dict[str, list[str]] = {}
         with on_path(self.root):
             for spec, key in specs:
-                if spec in loaded:
-                    continue
-                try:
-                    loaded[spec] = [r.name for r in retrieval.load_retriever(spec)]
-                except retrieval.RetrieverError as e:
-                    raise ConfigError(f"{self.where[key]}: {e}") from None
+                if spec not in loaded:
+                    try:
+                        loaded[spec] = [x.name for x in load(spec)]
+                    except error as e:
+                        raise ConfigError(f"{self.where[key]}: {e}") from None
         return loaded
 
     def retriever_plan(self, strategy_names: list[str]) -> dict[str, list[str]]:
