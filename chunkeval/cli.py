@@ -17,6 +17,8 @@ from . import __version__, config, strategies
 from .cache import atomic_write
 from .config import ConfigError
 from .corpus import CorpusError
+from .executors import ExecutorError
+from .shard import MergeError
 from .model import InputError, Problem
 
 EPILOG = """examples:
@@ -101,6 +103,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--k", type=int, help="chunks handed per query (default 5)")
     run.add_argument("--budget", type=int,
                      help="context budget in characters for budget recall (default 2000)")
+    run.add_argument("--shard", metavar="I/N",
+                     help="run only shard I of N of the strategy x query set tasks, split "
+                          "evenly by cost; join the shards with `chunkeval merge`")
+    run.add_argument("--shard-timings", metavar="results.json",
+                     help="an earlier run's results.json whose measured seconds balance the "
+                          "shards (default: estimated from corpus size and strategy family)")
+    run.add_argument("--executor", choices=("process", "dask"), default="process",
+                     help="process: a pool of --jobs processes here (default); dask: a Dask "
+                          "cluster, embedded with --jobs workers or the one at --address "
+                          "(pip install 'chunkeval[distributed]')")
+    run.add_argument("--address", metavar="tcp://HOST:PORT",
+                     help="with --executor dask: the scheduler of a running cluster, whose "
+                          "workers have chunkeval installed")
+
+    merge = sub.add_parser("merge", help="join the results.json of every shard of a run into "
+                                         "one results.json and report")
+    merge.add_argument("dirs", nargs="+", metavar="DIR",
+                       help="each shard's --out directory (or its results.json)")
+    merge.add_argument("--out", default="chunkeval-results", metavar="DIR",
+                       help="where the joined results.json and reports go "
+                            "(default: chunkeval-results)")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries")
@@ -130,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             return _init(args)
         args.config = _config(args)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
-                   "compare": _compare}[args.command]
+                   "compare": _compare, "merge": _merge}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -140,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
     except (UsageError, ConfigError, CorpusError, InputError, strategies.SplitterError,
-            KeyError, ValueError) as e:
+            ExecutorError, MergeError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
@@ -152,7 +175,8 @@ def _config(args) -> config.Config:
              "splitters": getattr(args, "splitter", None),
              "strategies": getattr(args, "strategies", None),
              "retrievers": getattr(args, "retrievers", None),
-             **{k: getattr(args, k, None) for k in ("k", "budget", "max_queries", "strict")}}
+             **{k: getattr(args, k, None) for k in ("k", "budget", "max_queries", "strict",
+                                                    "shard", "shard_timings")}}
     cfg = config.load(command_line=given)
     cfg.register_splitters()
     return cfg
@@ -278,14 +302,57 @@ def _run(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
+    from . import executors, shard
+    part, timings = shard.from_config(cfg)
+    executor = executors.make(args.executor, jobs=args.jobs, address=args.address,
+                              splitters=list(cfg.register_splitters()), root=cfg.root)
     corpus, evaluation = _load(args)
     print(_corpus_line(corpus, f"from {cfg.where['corpus']}"), flush=True)
-    results = evaluation.run(names, rets, jobs=args.jobs)
+    results = evaluation.run(names, rets, jobs=args.jobs, shard=part, timings=timings,
+                             executor=executor)
+    if part is not None:
+        print(f"shard {part}: {len(results['shard']['tasks'])} strategy x query set task(s)")
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)
     print(report.format_table(results))
     print(f"\nwrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
     return _report_problems(_problems(corpus, evaluation), cfg.strict)
+
+
+# -- merge -------------------------------------------------------------------------------------
+def _merge(args) -> int:
+    from . import report
+    from .shard import merge
+    docs = []
+    for d in args.dirs:
+        path = Path(d)
+        if path.is_dir():
+            path = path / "results.json"
+        try:
+            docs.append((str(path), json.loads(path.read_text(encoding="utf-8"))))
+        except OSError as e:
+            raise InputError(str(path), f"cannot read it: {e.strerror or e}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise InputError(str(path), f"not valid JSON: {e}") from None
+    for where, doc in docs:
+        try:
+            report.checked(doc)
+            if "shard" in doc:
+                shard = doc["shard"]
+                int(shard["index"]), int(shard["count"]), list(shard["strategies"])
+                list(shard["retrievers"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(where, f"not a chunkeval results document ({e!s})") from None
+    merged = merge(docs)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    atomic_write(out / "results.json", json.dumps(merged, ensure_ascii=False) + "\n")
+    written = report.write_reports(merged, out)
+    print(report.format_table(merged))
+    print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
+          + ", ".join(str(p) for p in written.values()))
+    return 0
 
 
 # -- compare -------------------------------------------------------------------------------------

@@ -83,6 +83,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("strict", "bool", False,
             "fail when any input file or query line had a problem", cli="--strict"),
     Setting("json", "path", None, "also write the pytest summary as JSON here"),
+    Setting("shard", "str", None,
+            "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "
+            "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard"),
+    Setting("shard_timings", "path", None,
+            "a results.json of an earlier run whose measured seconds balance the shards "
+            "(default: estimated from corpus size and strategy family)", cli="--shard-timings"),
     Setting("items", "bool", True,
             "with a [tool.chunkeval] section, add chunkeval's own test items to the pytest run "
             "(false: only the tests you write with the fixtures)", flag=False),

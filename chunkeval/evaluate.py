@@ -163,17 +163,27 @@ class Evaluation:
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
             retrievers: Iterable[str] | None = None, progress: bool | None = None,
-            jobs: int = 1) -> dict:
+            jobs: int = 1, shard=None, timings: dict | None = None, executor=None) -> dict:
         """Every strategy x retriever x query set. With jobs > 1, strategies are spread over
-        forked worker processes (each builds its own indexes); the results are the same."""
+        forked worker processes (each builds its own indexes); the results are the same.
+        `shard` (a shard.Shard) keeps only its part of the tasks, planned with `timings`
+        (measured seconds per (query set, strategy)) or estimates; `executor` (see
+        executors.py) runs the tasks elsewhere and streams their results back."""
         names = list(strategy_names or strategies.names())
         rets = list(retrievers or retrieval.RETRIEVERS)
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:
             self.query_set(spec)  # built once here, inherited by forked workers
+        if shard is not None:
+            from .shard import select
+            tasks = select(shard, self, tasks, timings)
         by_task: dict[tuple[str, str], list[dict]] = {}
         with Progress("evaluating", len(tasks), enabled=progress) as bar:
-            if jobs > 1 and len(tasks) > 1:
+            if executor is not None:
+                for task, res in executor.map(self, tasks, rets):
+                    by_task[task] = res
+                    bar.step(f"{task[1]} {task[0]}")
+            elif jobs > 1 and len(tasks) > 1:
                 global _WORKER
                 _WORKER = (self, rets)
                 try:
@@ -189,7 +199,12 @@ class Evaluation:
                     by_task[task] = self._task(task, rets)
                     bar.step(f"{task[1]} {task[0]}")
         results = [r for task in tasks for r in by_task[task]]
-        return self.document(results, names)
+        doc = self.document(results, names)
+        if shard is not None:
+            # what `chunkeval merge` needs to rebuild the whole run's order and check it
+            doc["shard"] = {**shard.to_json(), "strategies": names, "retrievers": rets,
+                            "tasks": [[self.query_set(q).name, s] for q, s in tasks]}
+        return doc
 
     def _task(self, task: tuple[str, str], rets: list[str]) -> list[dict]:
         spec, name = task
