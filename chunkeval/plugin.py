@@ -60,6 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--splitter", action="append", default=[], metavar="MODULE:ATTR",
                     help="register an outside splitter (repeatable); the same as "
                          "--chunkeval-splitters")
+    group.addoption("--shard", dest=_dest("shard"), default=None, metavar="I/N",
+                    help="the same as --chunkeval-shard")
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="record this run's metrics as the new baselines (written atomically "
                          "at the end of the session) instead of comparing against them")
@@ -88,6 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         cfg = load_config(config)
         state = State(config, cfg, cfg.strategy_names(), cfg.retriever_names())
+        from .shard import from_config
+        state.shard, state.timings = from_config(cfg)
     except (ConfigError, InputError) as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
     config.stash[STATE] = state
@@ -137,6 +141,7 @@ class State:
         self.tolerance = cfg.tolerance()
         self._corpus = self._evaluation = self._baseline = None
         self.problems_sent = False
+        self.shard = self.timings = None  # this session's shard.Shard and its cost timings
 
     @property
     def corpus(self):
@@ -232,6 +237,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if isinstance(case, Case):
             item.add_marker(pytest.mark.xdist_group(case.group))
             item.add_marker(pytest.mark.corpus)
+    state = config.stash.get(STATE, None)
+    if state is not None and state.shard is not None:
+        _keep_shard(config, state, items)
+
+
+def _case(item: pytest.Item) -> Case | None:
+    spec = getattr(item, "callspec", None)
+    case = spec.params.get("retrieval_case") or spec.params.get("cut_case") if spec else None
+    return case if isinstance(case, Case) else getattr(item, "case", None)
+
+
+def _keep_shard(config: pytest.Config, state: "State", items: list[pytest.Item]) -> None:
+    """Deselect what another shard runs: a strategy x query set case goes where the cost plan
+    puts its task (the same plan as `chunkeval run --shard`), any other test by a hash of
+    its id."""
+    from . import shard
+    part, cases = state.shard, {item: _case(item) for item in items}
+    mine: set = set()
+    if any(cases.values()):
+        tasks = [(q, s) for q in state.query_specs() for s in state.strategies]
+        try:
+            mine = set(shard.select(part, state.evaluation, tasks, state.timings))
+        except ChunkevalError as e:
+            raise pytest.UsageError(str(e)) from None
+    keep = [item for item in items
+            if ((c.query_set, c.strategy) in mine if (c := cases[item])
+                else shard.item_shard(item.nodeid, part.count) == part.index)]
+    if len(keep) < len(items):
+        kept = set(keep)
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = keep
 
 
 @pytest.fixture(scope="session")
