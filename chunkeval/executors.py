@@ -16,6 +16,7 @@ bench/executors.py. Both run the same tasks; Dask is also a plain pip install.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -32,6 +33,7 @@ class DaskExecutor:
     workers: int = 2  # worker processes of the embedded cluster
     splitters: tuple[str, ...] = ()  # MODULE:ATTR the workers register before a task
     root: str | None = None  # where those modules import from
+    connect_timeout: str = "10s"
     _client: object = field(default=None, repr=False)
 
     def map(self, evaluation, tasks: list[tuple[str, str]],
@@ -46,15 +48,18 @@ class DaskExecutor:
         try:
             if self.address:
                 try:
-                    client = Client(self.address, timeout="30s")
+                    client = Client(self.address, timeout=self.connect_timeout)
                 except (OSError, TimeoutError) as e:
                     raise ExecutorError(f"cannot reach the Dask scheduler at {self.address}: "
                                         f"{e}") from None
             else:
                 # Single-threaded workers: BM25 and LSA use all of a worker's cores through
                 # numpy, and a second thread per worker would only hold a second index.
+                # Its own shutdown chatter ("still alive after 4 seconds, killing") is no
+                # news to the user: only errors are shown.
                 cluster = LocalCluster(n_workers=max(1, self.workers), threads_per_worker=1,
-                                       processes=True, dashboard_address=None)
+                                       processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
                 client = Client(cluster)
             with client:
                 shipped = client.scatter(_portable(evaluation), broadcast=True)
