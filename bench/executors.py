@@ -57,7 +57,7 @@ def ray_map(evaluation, tasks, rets, workers):
     import ray
     from ray.util import ActorPool
 
-    from chunkeval.executors import _portable
+    from chunkeval.executors import _portable, task_costs
 
     @ray.remote(num_cpus=1)
     class Worker:
@@ -69,7 +69,9 @@ def ray_map(evaluation, tasks, rets, workers):
 
     shipped = ray.put(_portable(evaluation))
     pool = ActorPool([Worker.remote(shipped) for _ in range(workers)])
-    yield from pool.map_unordered(lambda a, t: a.run.remote(t, rets), tasks)
+    cost = task_costs(evaluation, tasks)  # the costliest first, as the Dask executor does
+    yield from pool.map_unordered(lambda a, t: a.run.remote(t, rets),
+                                  sorted(tasks, key=lambda t: -cost[t]))
 
 
 def child(engine: str, workers: int, names: list[str], rets: list[str]) -> dict:

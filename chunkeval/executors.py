@@ -63,15 +63,35 @@ class DaskExecutor:
                 client = Client(cluster)
             with client:
                 shipped = client.scatter(_portable(evaluation), broadcast=True)
-                futures = {client.submit(_task, shipped, task, rets, self.splitters,
-                                         self.root, key=f"chunkeval-{i}-{task[1]}",
-                                         pure=False): task
-                           for i, task in enumerate(tasks)}
-                for future in as_completed(futures):
+                # A task goes out when a worker is free, the costliest first: handed out all
+                # at once, they would be placed before anyone knows which ones are slow.
+                cost = task_costs(evaluation, tasks)
+                todo = iter(sorted(tasks, key=lambda t: -cost[t]))
+                futures: dict = {}
+                running = as_completed()
+
+                def submit() -> None:
+                    task = next(todo, None)
+                    if task is not None:
+                        future = client.submit(_task, shipped, task, rets, self.splitters,
+                                               self.root, pure=False,
+                                               key=f"chunkeval-{len(futures)}-{task[1]}")
+                        futures[future] = task
+                        running.add(future)
+
+                for _ in range(max(1, sum(client.nthreads().values()))):
+                    submit()
+                for future in running:
                     yield futures[future], future.result()
+                    submit()
         finally:
             if cluster is not None:
                 cluster.close()
+
+
+def task_costs(evaluation, tasks):
+    from .shard import task_costs
+    return task_costs(evaluation, tasks)
 
 
 def _portable(evaluation):
