@@ -1,10 +1,11 @@
-"""Dask or Ray for `chunkeval run`: the same tasks on an embedded local cluster of each.
+"""Ray or Dask for `chunkeval run`: the same tasks on an embedded local cluster of each.
 
-Each engine runs in its own process, several times: cluster start-up, the run of every
-strategy x query set task (the evaluation shipped once per worker: Dask scatters it to every
-worker, Ray hands one object-store copy to one actor per worker), the whole wall time and the
-peak memory of the driver and every process the cluster started (sampled). The process pool
-of `--jobs` is the yardstick. Medians of --repeat runs.
+Each engine runs in its own process, several times, the engines taking turns: cluster
+start-up, the run of every strategy x query set task (the evaluation shipped once per worker:
+Ray's object store read once by one actor per worker, as chunkeval.executors does; Dask's
+scatter to every worker), the whole wall time and the peak memory of the driver and every
+process the cluster started (sampled). The process pool of `--jobs` is the yardstick. Medians
+of --repeat runs; pip install dask[distributed] to run the Dask side.
 
     python bench/executors.py --repeat 3 --workers 2 --out bench-executors.json
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -52,32 +54,45 @@ class PeakRSS:
         self._thread.join()
 
 
-def ray_map(evaluation, tasks, rets, workers):
-    """Ray's version of executors.DaskExecutor.map: an actor per worker holds the evaluation."""
-    import ray
-    from ray.util import ActorPool
+def dask_map(evaluation, tasks, rets, workers):
+    """Dask's version of executors.RayExecutor.map: the evaluation scattered to every worker
+    once, tasks handed out costliest first as workers free up."""
+    from distributed import Client, LocalCluster, as_completed
 
     from chunkeval.executors import _portable, task_costs
 
-    @ray.remote(num_cpus=1)
-    class Worker:
-        def __init__(self, evaluation):
-            self.evaluation = evaluation
+    def run(evaluation, task):
+        return evaluation._task(task, rets)
 
-        def run(self, task, rets):
-            return task, self.evaluation._task(task, rets)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=logging.ERROR)
+    try:
+        with Client(cluster) as client:
+            shipped = client.scatter(_portable(evaluation), broadcast=True)
+            cost = task_costs(evaluation, tasks)
+            todo = iter(sorted(tasks, key=lambda t: -cost[t]))
+            futures, running = {}, as_completed()
 
-    shipped = ray.put(_portable(evaluation))
-    pool = ActorPool([Worker.remote(shipped) for _ in range(workers)])
-    cost = task_costs(evaluation, tasks)  # the costliest first, as the Dask executor does
-    yield from pool.map_unordered(lambda a, t: a.run.remote(t, rets),
-                                  sorted(tasks, key=lambda t: -cost[t]))
+            def submit():
+                task = next(todo, None)
+                if task is not None:
+                    future = client.submit(run, shipped, task, pure=False)
+                    futures[future] = task
+                    running.add(future)
+
+            for _ in range(workers):
+                submit()
+            for future in running:
+                yield futures[future], future.result()
+                submit()
+    finally:
+        cluster.close()
 
 
 def child(engine: str, workers: int, names: list[str], rets: list[str]) -> dict:
     from chunkeval.corpus import load_corpus
     from chunkeval.evaluate import Evaluation
-    from chunkeval.executors import DaskExecutor
+    from chunkeval.executors import RayExecutor
 
     evaluation = Evaluation(load_corpus("debian-ja"))
     specs = evaluation.query_specs
@@ -93,17 +108,19 @@ def child(engine: str, workers: int, names: list[str], rets: list[str]) -> dict:
         elif engine == "dask":
             from distributed import Client, LocalCluster
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=None, silence_logs=logging.ERROR)
             Client(cluster).wait_for_workers(workers)
             out["startup_s"] = time.perf_counter() - t0
             cluster.close()
-            t0 = time.perf_counter()  # the executor starts its own cluster: time it whole
-            list(DaskExecutor(workers=workers).map(evaluation, tasks, rets))
+            t0 = time.perf_counter()  # dask_map starts its own cluster: time it whole
+            list(dask_map(evaluation, tasks, rets, workers))
         else:
             import ray
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
             out["startup_s"] = time.perf_counter() - t0
-            list(ray_map(evaluation, tasks, rets, workers))
+            # the executor finds the cluster running and leaves it to us
+            list(RayExecutor(workers=workers).map(evaluation, tasks, rets))
             ray.shutdown()
         out["wall_s"] = time.perf_counter() - t0
     out["peak_mb"] = round(rss.peak / 2**20)

@@ -109,13 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard-timings", metavar="results.json",
                      help="an earlier run's results.json whose measured seconds balance the "
                           "shards (default: estimated from corpus size and strategy family)")
-    run.add_argument("--executor", choices=("process", "dask"), default="process",
-                     help="process: a pool of --jobs processes here (default); dask: a Dask "
-                          "cluster, embedded with --jobs workers or the one at --address "
+    run.add_argument("--executor", choices=("process", "ray"), default="process",
+                     help="process: a pool of --jobs processes here (default); ray: a Ray "
+                          "cluster, embedded with --jobs CPUs or the one at --address "
                           "(pip install 'chunkeval[distributed]')")
-    run.add_argument("--address", metavar="tcp://HOST:PORT",
-                     help="with --executor dask: the scheduler of a running cluster, whose "
-                          "workers have chunkeval installed")
+    run.add_argument("--address", metavar="HOST:PORT",
+                     help="with --executor ray: a running cluster (HOST:6379 or "
+                          "ray://HOST:10001), whose nodes have chunkeval installed")
 
     merge = sub.add_parser("merge", help="join the results.json of every shard of a run into "
                                          "one results.json and report")

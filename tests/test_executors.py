@@ -1,4 +1,4 @@
-"""The Dask executor on a real local cluster of two worker processes gives the process pool's
+"""The Ray executor on a real local cluster of two worker processes gives the process pool's
 results. Selected with `-m distributed`; it starts and stops its own cluster."""
 
 import json
@@ -18,7 +18,7 @@ def without_timings(doc: dict) -> dict:
                                for r in doc["results"]]}
 
 
-def test_dask_cluster_gives_the_process_pool_results(tmp_path, monkeypatch, capsys):
+def test_ray_cluster_gives_the_process_pool_results(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -27,25 +27,25 @@ def test_dask_cluster_gives_the_process_pool_results(tmp_path, monkeypatch, caps
     common = ["--corpus", str(docs), "--strategies", STRATEGIES, "--retrievers", "bm25,lsa,hybrid",
               "--jobs", "2"]
     assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
-    assert main(["run", *common, "--executor", "dask", "--out", str(tmp_path / "dask")]) == 0
-    pool, dask = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
-                  for d in ("pool", "dask"))
-    assert len(dask["results"]) == 12
-    assert without_timings(dask) == without_timings(pool)
+    assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
+    pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
+                 for d in ("pool", "ray"))
+    assert len(ray["results"]) == 12
+    assert without_timings(ray) == without_timings(pool)
 
 
-def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch, capsys):
+def test_address_needs_a_distributed_executor(tmp_path, capsys):
+    assert main(["run", "--corpus", str(tmp_path), "--address", "tcp://127.0.0.1:9"]) == 2
+    assert "--address needs --executor ray" in capsys.readouterr().err
+
+
+def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
     docs = tmp_path / "docs"
     docs.mkdir()
     for name, text in list(corpus_pages(4).items()):
         (docs / name).write_text(text, encoding="utf-8")
     assert main(["run", "--corpus", str(docs), "--strategies", "fixed-400", "--retrievers",
-                 "bm25", "--executor", "dask", "--address", "tcp://127.0.0.1:9",
+                 "bm25", "--executor", "ray", "--address", "127.0.0.1:9",
                  "--out", str(tmp_path / "o")]) == 2
-    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
-
-
-def test_address_needs_a_distributed_executor(tmp_path, capsys):
-    assert main(["run", "--corpus", str(tmp_path), "--address", "tcp://127.0.0.1:9"]) == 2
-    assert "--address needs --executor dask" in capsys.readouterr().err
+    assert "cannot reach the Ray cluster at 127.0.0.1:9" in capsys.readouterr().err
