@@ -49,3 +49,15 @@ def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, 
                  "bm25", "--executor", "ray", "--address", "127.0.0.1:9",
                  "--out", str(tmp_path / "o")]) == 2
     assert "cannot reach the Ray cluster at 127.0.0.1:9" in capsys.readouterr().err
+
+
+@pytest.mark.corpus
+def test_ray_on_the_default_corpus_gives_the_process_pool_results(tmp_path, capsys):
+    common = ["--strategies", "fixed-800,structure-400+prefix", "--retrievers", "bm25,lsa",
+              "--max-queries", "200", "--jobs", "2"]
+    assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
+    assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
+    pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
+                 for d in ("pool", "ray"))
+    assert pool["corpus"]["name"] == "debian-ja" and len(ray["results"]) == 8
+    assert without_timings(ray) == without_timings(pool)

@@ -7,6 +7,7 @@ import pytest
 
 from chunkeval import shard
 from chunkeval.cli import main
+from chunkeval.model import InputError
 from tests.pages import corpus_pages
 
 STRATEGIES = "fixed-200,fixed-800,recursive-400-ov40,structure-400,heading-h2,parent-child-r200-s800"
@@ -59,7 +60,9 @@ def test_sharded_runs_merge_into_the_unsharded_run(docs, tmp_path, capsys):
     parts = []
     for i in (1, 2):
         out = tmp_path / f"part{i}"
-        assert main(["run", *common, "--shard", f"{i}/2", "--out", str(out)]) == 0
+        # balanced by the seconds the whole run measured
+        assert main(["run", *common, "--shard", f"{i}/2", "--out", str(out),
+                     "--shard-timings", str(tmp_path / "whole" / "results.json")]) == 0
         parts.append(json.loads((out / "results.json").read_text(encoding="utf-8")))
     tasks = [{tuple(t) for t in p["shard"]["tasks"]} for p in parts]
     assert tasks[0] and tasks[1] and not tasks[0] & tasks[1]
@@ -93,3 +96,10 @@ def test_a_bad_shard_setting_names_where_it_was_given(docs, tmp_path, capsys):
     assert main(["run", "--corpus", str(docs), "--shard", "3/2",
                  "--out", str(tmp_path / "o")]) == 2
     assert "option --shard" in capsys.readouterr().err
+
+
+def test_timings_from_a_file_that_is_not_results_name_it(tmp_path):
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"rows": []}')
+    with pytest.raises(InputError, match="notes.json.*not a chunkeval results.json"):
+        shard.measured_seconds(bad)
