@@ -18,8 +18,8 @@ from .cache import atomic_write
 from .config import ConfigError
 from .corpus import CorpusError
 from .executors import ExecutorError
-from .shard import MergeError
 from .model import InputError, Problem
+from .shard import MergeError
 
 EPILOG = """examples:
   chunkeval corpus fetch --apt-update     download and verify the default corpus (debian-ja)
