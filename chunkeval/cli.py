@@ -17,7 +17,9 @@ from . import __version__, config, retrieval, strategies
 from .cache import atomic_write
 from .config import ConfigError
 from .corpus import CorpusError
+from .executors import ExecutorError
 from .model import InputError, Problem
+from .shard import MergeError
 
 EPILOG = """examples:
   chunkeval corpus fetch --apt-update     download and verify the default corpus (debian-ja)
@@ -121,6 +123,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--k", type=int, help="chunks handed per query (default 5)")
     run.add_argument("--budget", type=int,
                      help="context budget in characters for budget recall (default 2000)")
+    run.add_argument("--shard", metavar="I/N",
+                     help="run only shard I of N of the strategy x query set tasks, split "
+                          "evenly by cost; join the shards with `chunkeval merge`")
+    run.add_argument("--shard-timings", metavar="results.json",
+                     help="an earlier run's results.json whose measured seconds balance the "
+                          "shards (default: estimated from corpus size and strategy family)")
+    run.add_argument("--executor", choices=("process", "ray"), default="process",
+                     help="process: a pool of --jobs processes here (default); ray: a Ray "
+                          "cluster, embedded with --jobs CPUs or the one at --address "
+                          "(pip install 'chunkeval[distributed]')")
+    run.add_argument("--address", metavar="HOST:PORT",
+                     help="with --executor ray: a running cluster (HOST:6379 or "
+                          "ray://HOST:10001), whose nodes have chunkeval installed")
+
+    merge = sub.add_parser("merge", help="join the results.json of every shard of a run into "
+                                         "one results.json and report")
+    merge.add_argument("dirs", nargs="+", metavar="DIR",
+                       help="each shard's --out directory (or its results.json)")
+    merge.add_argument("--out", default="chunkeval-results", metavar="DIR",
+                       help="where the joined results.json and reports go "
+                            "(default: chunkeval-results)")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries")
@@ -179,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             return _init(args)
         args.config = _config(args)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
-                   "compare": _compare, "cache": _cache, "calibrate": _calibrate}[args.command]
+                   "compare": _compare, "cache": _cache, "calibrate": _calibrate,
+                   "merge": _merge}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -189,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
     except (UsageError, ConfigError, CorpusError, InputError, strategies.SplitterError,
-            retrieval.RetrieverError, KeyError, ValueError) as e:
+            retrieval.RetrieverError, ExecutorError, MergeError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
@@ -336,9 +360,16 @@ def _run(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
+    from . import executors, shard
+    part, timings = shard.from_config(cfg)
+    executor = executors.make(args.executor, jobs=args.jobs, address=args.address,
+                              splitters=list(cfg.register_splitters()), root=cfg.root)
     corpus, evaluation = _load(args)
     print(_corpus_line(corpus, f"from {cfg.where['corpus']}"), flush=True)
-    results = evaluation.run(names, plan, jobs=args.jobs)
+    results = evaluation.run(names, plan, jobs=args.jobs, shard=part, timings=timings,
+                             executor=executor)
+    if part is not None:
+        print(f"shard {part}: {len(results['shard']['tasks'])} strategy x query set task(s)")
     atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
     written = report.write_reports(results, out)
     print(report.format_table(results))
@@ -359,6 +390,42 @@ def _cache(args) -> int:
     files, size = embeddings.usage()
     print(f"embedding cache {embeddings.root()}: {files} shard files, {size / 2**20:.1f} MB "
           f"(limit {embeddings.limit_bytes() / 2**20:.0f} MB, ${embeddings.LIMIT_VAR})")
+    return 0
+
+
+# -- merge -------------------------------------------------------------------------------------
+def _merge(args) -> int:
+    from . import report
+    from .shard import merge
+    docs = []
+    for d in args.dirs:
+        path = Path(d)
+        if path.is_dir():
+            path = path / "results.json"
+        try:
+            docs.append((str(path), json.loads(path.read_text(encoding="utf-8"))))
+        except OSError as e:
+            raise InputError(str(path), f"cannot read it: {e.strerror or e}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise InputError(str(path), f"not valid JSON: {e}") from None
+    for where, doc in docs:
+        try:
+            report.checked(doc)
+            if "shard" in doc:
+                shard = doc["shard"]
+                int(shard["index"]), int(shard["count"]), list(shard["strategies"])
+                list(shard["retrievers"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(where, f"not a chunkeval results document ({e!s})") from None
+    merged = merge(docs)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    atomic_write(out / "results.json", json.dumps(merged, ensure_ascii=False) + "\n")
+    written = report.write_reports(merged, out)
+    print(report.format_table(merged))
+    print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
+          + ", ".join(str(p) for p in written.values()))
     return 0
 
 

@@ -107,6 +107,12 @@ SETTINGS: tuple[Setting, ...] = (
             "per-query comparison of each case"),
     Setting("html", "path", None, "also write the comparison with the baseline as an HTML "
             "page here: verdicts and every query's coverage before and now"),
+    Setting("shard", "str", None,
+            "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "
+            "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard"),
+    Setting("shard_timings", "path", None,
+            "a results.json of an earlier run whose measured seconds balance the shards "
+            "(default: estimated from corpus size and strategy family)", cli="--shard-timings"),
     Setting("items", "bool", True,
             "with a [tool.chunkeval] section, add chunkeval's own test items to the pytest run "
             "(false: only the tests you write with the fixtures)", flag=False),

@@ -197,10 +197,13 @@ class Evaluation:
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
             retrievers: Iterable[str] | dict[str, list[str]] | None = None,
-            progress: bool | None = None,
-            jobs: int = 1) -> dict:
+            progress: bool | None = None, jobs: int = 1, shard=None,
+            timings: dict | None = None, executor=None) -> dict:
         """Every strategy x retriever x query set. With jobs > 1, strategies are spread over
-        forked worker processes (each builds its own indexes); the results are the same."""
+        forked worker processes (each builds its own indexes); the results are the same.
+        `shard` (a shard.Shard) keeps only its part of the tasks, planned with `timings`
+        (measured seconds per (query set, strategy)) or estimates; `executor` (see
+        executors.py) runs the tasks elsewhere and streams their results back."""
         names = list(strategy_names or strategies.names())
         if isinstance(retrievers, dict):  # a plan: strategy -> its retrievers
             plan = {n: list(retrievers[n]) for n in names}
@@ -212,9 +215,16 @@ class Evaluation:
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:
             self.query_set(spec)  # built once here, inherited by forked workers
+        if shard is not None:
+            from .shard import select
+            tasks = select(shard, self, tasks, timings)
         by_task: dict[tuple[str, str], list[dict]] = {}
         with Progress("evaluating", len(tasks), enabled=progress) as bar:
-            if jobs > 1 and len(tasks) > 1:
+            if executor is not None:
+                for task, res in executor.map(self, tasks, plan):
+                    by_task[task] = res
+                    bar.step(f"{task[1]} {task[0]}")
+            elif jobs > 1 and len(tasks) > 1:
                 global _WORKER
                 _WORKER = (self, plan)
                 try:
@@ -230,7 +240,12 @@ class Evaluation:
                     by_task[task] = self._task(task, plan[task[1]])
                     bar.step(f"{task[1]} {task[0]}")
         results = [r for task in tasks for r in by_task[task]]
-        return self.document(results, names)
+        doc = self.document(results, names)
+        if shard is not None:
+            # what `chunkeval merge` needs to rebuild the whole run's order and check it
+            doc["shard"] = {**shard.to_json(), "strategies": names, "retrievers": plan,
+                            "tasks": [[self.query_set(q).name, s] for q, s in tasks]}
+        return doc
 
     def _task(self, task: tuple[str, str], rets: list[str]) -> list[dict]:
         spec, name = task

@@ -72,6 +72,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "them. MODE: all (default: every selected entry), failing (only "
                          "selected entries that fail, changed their chunks or are missing), "
                          "replace (like all, and may replace an unreadable baseline file)")
+    group.addoption("--shard", dest=_dest("shard"), default=None, metavar="I/N",
+                    help="the same as --chunkeval-shard")
     if importlib.util.find_spec("xdist") is None:
         # Without pytest-xdist, `pytest -n 2` would only say "unrecognized arguments".
         group.addoption("-n", "--numprocesses", dest="chunkeval_no_xdist", default=None,
@@ -102,6 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
         names = cfg.strategy_names()
         cfg.settings()  # a bad length function is a usage error now, not in every test
         state = State(config, cfg, names, cfg.retriever_plan(names))
+        from .shard import from_config
+        state.shard, state.timings = from_config(cfg)
     except (ConfigError, InputError) as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
     config.stash[STATE] = state
@@ -169,6 +173,7 @@ class State:
         self._corpus = self._evaluation = self._baseline = None
         self.problems_sent = False
         self.pending: Counter[str] = Counter()  # group -> tests still to run here
+        self.shard = self.timings = None  # this session's shard.Shard and its cost timings
 
     @property
     def corpus(self):
@@ -282,6 +287,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if case is not None and not isinstance(item, CaseItem):
             item.add_marker(pytest.mark.xdist_group(case.group))
             item.add_marker(pytest.mark.corpus)
+    state = config.stash.get(STATE, None)
+    if state is not None and state.shard is not None:
+        _keep_shard(config, state, items)
+
+
+def _keep_shard(config: pytest.Config, state: "State", items: list[pytest.Item]) -> None:
+    """Deselect what another shard runs: a strategy x query set case goes where the cost plan
+    puts its task (the same plan as `chunkeval run --shard`), any other test by a hash of
+    its id."""
+    from . import shard
+    part, cases = state.shard, {item: _case(item) for item in items}
+    mine: set = set()
+    if any(cases.values()):
+        tasks = [(q, s) for q in state.query_specs() for s in state.strategies]
+        try:
+            mine = set(shard.select(part, state.evaluation, tasks, state.timings))
+        except ChunkevalError as e:
+            raise pytest.UsageError(str(e)) from None
+    keep = [item for item in items
+            if ((c.query_set, c.strategy) in mine if (c := cases[item])
+                else shard.item_shard(item.nodeid, part.count) == part.index)]
+    if len(keep) < len(items):
+        kept = set(keep)
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = keep
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

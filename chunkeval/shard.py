@@ -1,0 +1,231 @@
+"""Shards: the strategy x query set work split over N CI jobs or machines, evenly by cost.
+
+A task is one strategy on one query set (every retriever runs inside it, sharing its chunks).
+Every shard computes the same plan from the same inputs and keeps its own part, so shards
+need no coordination: the plan is a greedy longest-task-first packing of the tasks' costs
+into N bins, ties broken by the task's name, never by the order the tasks were listed in.
+
+A task's cost is its measured seconds in an earlier results.json when one is given, else an
+estimate: the characters of its corpus view times the weight of its strategy's family.
+Estimates for tasks an earlier run did not measure are put on the measured scale (the median
+ratio of measured to estimated seconds), so one plan can mix both.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .model import InputError
+
+# Relative seconds per character of a family (split + index + search), rough estimates from
+# the seed's timings: LangChain's HTML splitters re-parse the HTML; parent-child indexes small
+# children and searches them deeper. A measured results.json replaces them.
+FAMILY_WEIGHT = {
+    "fixed": 1.0, "recursive": 1.5, "headings": 0.8, "structure": 1.2, "prefix": 1.3,
+    "langchain-html": 4.0, "parent-child": 2.5,
+}
+DEFAULT_WEIGHT = 1.5  # an outside splitter: assume a little slower than plain windows
+
+Task = tuple[str, str]  # (query set, strategy): the query set's name as results.json has it
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based, as written: "2/4" is the second of four
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "count": self.count}
+
+
+def parse(text: str, where: str = "--shard") -> Shard:
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    if not m:
+        raise ValueError(f"{where}: expected I/N such as 1/2, got {text!r}")
+    index, count = int(m.group(1)), int(m.group(2))
+    if count < 1 or not 1 <= index <= count:
+        raise ValueError(f"{where}: {text!r}: I must be between 1 and N")
+    return Shard(index, count)
+
+
+def weight(family: str) -> float:
+    return FAMILY_WEIGHT.get(family, DEFAULT_WEIGHT)
+
+
+def measured_seconds(path: str | Path) -> dict[Task, float]:
+    """(query set, strategy) -> seconds spent on it (all retrievers) in a results.json."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        seconds: dict[Task, float] = {}
+        for r in doc["results"]:
+            task = (r["query_set"], r["strategy"])
+            seconds[task] = seconds.get(task, 0.0) + sum(float(v) for v in r["seconds"].values())
+        return seconds
+    except OSError as e:
+        raise InputError(str(path), f"cannot read the timings: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError,
+            AttributeError) as e:
+        raise InputError(str(path), f"not a chunkeval results.json, so no timings in it "
+                                    f"({type(e).__name__}: {e})") from None
+
+
+def costs(tasks: Iterable[Task], estimate: Callable[[Task], float],
+          measured: dict[Task, float] | None = None) -> dict[Task, float]:
+    tasks = list(tasks)
+    est = {t: float(estimate(t)) for t in tasks}
+    measured = {t: s for t, s in (measured or {}).items() if t in est and s > 0}
+    if not measured:
+        return est
+    ratios = [measured[t] / est[t] for t in measured if est[t] > 0]
+    scale = statistics.median(ratios) if ratios else 1.0
+    return {t: measured.get(t, est[t] * scale) for t in tasks}
+
+
+def plan(cost: dict[Task, float], count: int) -> list[list[Task]]:
+    """The tasks of each of `count` shards: the costliest task first to the least loaded
+    shard (the lowest-numbered on a tie)."""
+    bins: list[list[Task]] = [[] for _ in range(count)]
+    load = [0.0] * count
+    for task in sorted(cost, key=lambda t: (-cost[t], t)):
+        i = min(range(count), key=lambda b: (load[b], b))
+        bins[i].append(task)
+        load[i] += cost[task]
+    return bins
+
+
+def mine(shard: Shard, cost: dict[Task, float]) -> set[Task]:
+    return set(plan(cost, shard.count)[shard.index - 1])
+
+
+def item_shard(node_id: str, count: int) -> int:
+    """1-based shard of a test that is not a strategy x query set task: a stable hash of its
+    id, so every shard agrees without knowing the others' items."""
+    import zlib
+    return zlib.crc32(node_id.encode("utf-8")) % count + 1
+
+
+# -- merging shard results -------------------------------------------------------------------
+class MergeError(Exception):
+    """The shard results cannot be joined; the message names the file and the problem."""
+
+
+def merge(docs: list[tuple[str, dict]]) -> dict:
+    """One results document from the results.json of every shard of a run, ordered as the
+    unsharded run orders it. `docs` are (where, document) pairs."""
+    if not docs:
+        raise MergeError("no shard results given")
+    first_where, first = docs[0]
+    for where, doc in docs:
+        if not isinstance(doc, dict) or not isinstance(doc.get("shard"), dict):
+            raise MergeError(f"{where}: not the results of a sharded run (no 'shard' entry); "
+                             "run it with --shard I/N")
+    count = first["shard"]["count"]
+    seen: dict[int, str] = {}
+    for where, doc in docs:
+        sh = doc["shard"]
+        if sh["count"] != count:
+            raise MergeError(f"{where}: shard {sh['index']}/{sh['count']}, but {first_where} "
+                             f"is one of {count}")
+        if sh["index"] in seen:
+            raise MergeError(f"{where}: shard {sh['index']}/{count} given twice (also "
+                             f"{seen[sh['index']]})")
+        seen[sh["index"]] = where
+        for k in ("schema", "corpus", "settings", "query_sets", "strategies"):
+            if doc.get(k) != first.get(k):
+                raise MergeError(f"{where}: its {k!r} differs from {first_where}'s: the shards "
+                                 "did not run the same evaluation")
+        for k in ("strategies", "retrievers"):
+            if sh.get(k) != first["shard"].get(k):
+                raise MergeError(f"{where}: its shard {k} differ from {first_where}'s")
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing:
+        raise MergeError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing: "
+                         f"give the results of all {count} shards")
+    names, plan = first["shard"]["strategies"], first["shard"]["retrievers"]
+    order = {(q, s, r): i for i, (q, s, r) in enumerate(
+        (q, s, r) for q in first["query_sets"] for s in names for r in plan[s])}
+    results: dict[tuple, dict] = {}
+    for where, doc in docs:
+        for r in doc["results"]:
+            key = (r["query_set"], r["strategy"], r["retriever"])
+            if key not in order:
+                raise MergeError(f"{where}: result {'|'.join(key)} is not in the run's matrix")
+            if key in results:
+                raise MergeError(f"{where}: result {'|'.join(key)} is in two shards")
+            results[key] = r
+    absent = [k for k in order if k not in results]
+    if absent:
+        raise MergeError(f"{len(absent)} result(s) of the matrix in no shard, e.g. "
+                         f"{'|'.join(absent[0])}")
+    merged = {k: v for k, v in first.items() if k != "shard"}
+    merged["results"] = [results[k] for k in sorted(results, key=order.__getitem__)]
+    return merged
+
+
+def select(shard: Shard, evaluation, tasks: list[tuple[str, str]],
+           timings: dict[Task, float] | None = None) -> list[tuple[str, str]]:
+    """This shard's (query spec, strategy) tasks, in their given order."""
+    named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
+    cost = task_costs(evaluation, tasks, timings)
+    keep = mine(shard, {named[t]: c for t, c in cost.items()})
+    return [t for t in tasks if named[t] in keep]
+
+
+def task_costs(evaluation, tasks: list[tuple[str, str]],
+               timings: dict[Task, float] | None = None) -> dict[tuple[str, str], float]:
+    """(query spec, strategy) -> its cost: measured seconds, else the estimate."""
+    from . import strategies
+    named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
+    spec_of = {name: t[0] for t, name in named.items()}
+
+    def estimate(task: Task) -> float:
+        view = evaluation.query_set(spec_of[task]).view
+        return view.chars * weight(strategies.get(task[1]).family)
+
+    cost = costs(named.values(), estimate, timings)
+    return {t: cost[named[t]] for t in tasks}
+
+
+def select(shard: Shard, evaluation, tasks: list[tuple[str, str]],
+           timings: dict[Task, float] | None = None) -> list[tuple[str, str]]:
+    """This shard's (query spec, strategy) tasks, in their given order."""
+    named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
+    cost = task_costs(evaluation, tasks, timings)
+    keep = mine(shard, {named[t]: c for t, c in cost.items()})
+    return [t for t in tasks if named[t] in keep]
+
+
+def task_costs(evaluation, tasks: list[tuple[str, str]],
+               timings: dict[Task, float] | None = None) -> dict[tuple[str, str], float]:
+    """(query spec, strategy) -> its cost: measured seconds, else the estimate."""
+    from . import strategies
+    named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
+    spec_of = {name: t[0] for t, name in named.items()}
+
+    def estimate(task: Task) -> float:
+        view = evaluation.query_set(spec_of[task]).view
+        return view.chars * weight(strategies.get(task[1]).family)
+
+    cost = costs(named.values(), estimate, timings)
+    return {t: cost[named[t]] for t in tasks}
+
+
+def from_config(cfg) -> tuple[Shard | None, dict[Task, float] | None]:
+    """The configured shard and the timings that balance it; (None, None) when unsharded."""
+    from .config import ConfigError
+    if not cfg.shard:
+        return None, None
+    try:
+        shard = parse(cfg.shard, cfg.where["shard"])
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    timings = measured_seconds(cfg.shard_timings) if cfg.shard_timings else None
+    return shard, timings
