@@ -334,21 +334,14 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         if isinstance(raw, bool) or value < 1:
             fail("a whole number of at least 1")
         return value
-    if kind == "size":
+    if kind in ("size", "float"):  # size: any positive number; float: a share, 0 to 1
         try:
             value = float(raw)
         except (TypeError, ValueError):
             fail("a number")
-        if isinstance(raw, bool) or not math.isfinite(value) or value <= 0:
-            fail("a positive number")
-        return value
-    if kind == "float":
-        try:
-            value = float(raw)
-        except (TypeError, ValueError):
-            fail("a number")
-        if isinstance(raw, bool) or not math.isfinite(value) or not 0 <= value <= 1:
-            fail("a number from 0 to 1")
+        ok = value > 0 if kind == "size" else 0 <= value <= 1
+        if isinstance(raw, bool) or not math.isfinite(value) or not ok:
+            fail("a positive number" if kind == "size" else "a number from 0 to 1")
         return value
     if raw is None:
         return None

@@ -194,30 +194,6 @@ def task_costs(evaluation, tasks: list[tuple[str, str]],
     return {t: cost[named[t]] for t in tasks}
 
 
-def select(shard: Shard, evaluation, tasks: list[tuple[str, str]],
-           timings: dict[Task, float] | None = None) -> list[tuple[str, str]]:
-    """This shard's (query spec, strategy) tasks, in their given order."""
-    named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
-    cost = task_costs(evaluation, tasks, timings)
-    keep = mine(shard, {named[t]: c for t, c in cost.items()})
-    return [t for t in tasks if named[t] in keep]
-
-
-def task_costs(evaluation, tasks: list[tuple[str, str]],
-               timings: dict[Task, float] | None = None) -> dict[tuple[str, str], float]:
-    """(query spec, strategy) -> its cost: measured seconds, else the estimate."""
-    from . import strategies
-    named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
-    spec_of = {name: t[0] for t, name in named.items()}
-
-    def estimate(task: Task) -> float:
-        view = evaluation.query_set(spec_of[task]).view
-        return view.chars * weight(strategies.get(task[1]).family)
-
-    cost = costs(named.values(), estimate, timings)
-    return {t: cost[named[t]] for t in tasks}
-
-
 def from_config(cfg) -> tuple[Shard | None, dict[Task, float] | None]:
     """The configured shard and the timings that balance it; (None, None) when unsharded."""
     from .config import ConfigError
