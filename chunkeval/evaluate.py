@@ -57,6 +57,7 @@ class Chunked:
     stats: dict = field(default_factory=dict)
     cut: dict = field(default_factory=dict)
     shingles: dict = field(default_factory=dict)  # handed index -> shingles, shared by retrievers
+    scoring: dict = field(default_factory=dict)  # what metrics.score derives from handed, likewise
     # Handed chunks whose text is not the slice of their span (a repeated table header,
     # LangChain's rewritten output): (doc, start, end) -> text, so results.json can carry it.
     rewritten: dict = field(default_factory=dict)
@@ -170,7 +171,7 @@ class Evaluation:
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                                   chunk_shingles=chunked.shingles,
+                                   chunk_shingles=chunked.shingles, chunk_index=chunked.scoring,
                                    length=metrics.length_function(s.length))
             summary = scores.summary()
             summary["cut_rate"] = chunked.cut
@@ -225,6 +226,8 @@ class Evaluation:
                     by_task[task] = res
                     bar.step(f"{task[1]} {task[0]}")
             elif jobs > 1 and len(tasks) > 1:
+                for spec in self.query_specs:  # scoring tables too: built once, before the fork
+                    metrics.prepare(self.query_set(spec), self.settings.shingle)
                 global _WORKER
                 _WORKER = (self, plan)
                 try:

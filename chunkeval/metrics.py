@@ -28,6 +28,17 @@ A query may have several gold texts (JSONL `answers`, or `spans` into the docume
 become the texts they slice): its gold is the union of their shingles, so coverage is the
 share of all excerpts together that the chunks hold.
 
+Two implementations, one set of numbers. `score(..., exact_sets=True)` is the reference: the
+definitions above as Python sets of shingle strings. The default path gives the same numbers
+(equal within 1e-9, checked per query on the default corpus by tests/test_scoring.py) and
+exists because the set unions were about 40% of a whole run: most handed chunks are slices
+of their document, text[start:end], and a slice's shingles are the windows of the document's
+whitespace-free text between two offsets. So each corpus view's shingles get integer ids once,
+a query's gold shingles become their positions in the gold document, coverage becomes "has an
+occurrence inside a retrieved interval", and the top k's shingle count a sort of id slices.
+Chunks that are not slices (a heading prefix, LangChain output, a truncated chunk, a document
+outside the view) are shingled as strings and join the same ranking through the same ids.
+
 Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
 default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
 """
@@ -218,12 +229,15 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
           k: int = K, budget: int = BUDGET, budgets: Sequence[int] = BUDGETS,
           complete_at: float = COMPLETE_AT, shingle: int = SHINGLE,
           chunk_shingles: dict[int, frozenset[str]] | None = None,
-          length: Length = len) -> Scores:
+          length: Length = len, chunk_index: dict | None = None,
+          exact_sets: bool = False) -> Scores:
     """Score a ranking: `ranking[i]` holds indices into `handed` for query i, best first,
     -1 padded, deep enough to fill the largest budget (a shorter ranking just fills less).
 
     `chunk_shingles` may carry the shingles of `handed` from an earlier call on the same
-    chunks (another retriever's ranking), so they are computed once."""
+    chunks (another retriever's ranking), so they are computed once; `chunk_index` likewise
+    carries what the fast path derives from `handed`. `exact_sets` scores with Python sets
+    of shingles, the reference the fast path must equal."""
     queries = query_set.queries
     ranking = np.asarray(ranking)
     if ranking.ndim != 2 or ranking.shape[0] != len(queries):
@@ -233,9 +247,23 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         raise ValueError(f"k must be at least 1, got {k}")
     if ranking.size and ranking.max() >= len(handed):
         raise ValueError(f"ranking refers to chunk {ranking.max()} of {len(handed)}")
-    lengths = [length(c.text) for c in handed]
+    if shingle < 1:
+        raise ValueError(f"shingle size must be at least 1, got {shingle}")
     if chunk_shingles is None:
         chunk_shingles = {}  # a chunk recurs across queries
+    args = dict(k=k, budget=budget, budgets=budgets, complete_at=complete_at,
+                shingle=shingle, chunk_shingles=chunk_shingles, length=length)
+    if exact_sets:
+        return _score_sets(query_set, handed, ranking, **args)
+    return _score_fast(query_set, handed, ranking, chunk_index=chunk_index, **args)
+
+
+def _score_sets(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
+                k: int, budget: int, budgets: Sequence[int], complete_at: float, shingle: int,
+                chunk_shingles: dict[int, frozenset[str]], length: Length) -> Scores:
+    """The reference: every chunk's shingles as a set of strings."""
+    queries = query_set.queries
+    lengths = [length(c.text) for c in handed]
 
     def shingles_of(i: int) -> frozenset[str]:
         if i not in chunk_shingles:
@@ -282,6 +310,317 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         used = max(len(top), taken[budget])  # the curve's larger budgets are not listed
         retrieved.append([(handed[i].doc_id, handed[i].start, handed[i].end, lengths[i])
                           for i in row[:used]])
+    return Scores(
+        query_ids=[q.id for q in queries], coverage=coverage, budget_coverage=budget_cov,
+        curve=curve, doc_hit=doc_hit, complete=coverage >= complete_at,
+        precision=precision, iou=iou, rr=rr, ndcg=ndcg, retrieved=retrieved,
+        settings={"k": k, "budget": budget, "budgets": list(budgets),
+                  "complete_at": complete_at, "shingle": shingle})
+
+
+# -- the fast path ----------------------------------------------------------------------------
+# A chunk that is a slice of its document, text[start:end], has as shingles the windows of the
+# document's whitespace-free text S between the S offsets of start and end. So shingles become
+# integer ids (one vocabulary per corpus view), a slice chunk's shingles a slice of its
+# document's id array, and "gold shingle g is in the chunk" becomes "g occurs in S inside the
+# chunk's S interval". Other chunks (rewritten text, a chunk shorter than a shingle, a document
+# outside the view) are shingled as strings and mapped to the same ids; a string the view never
+# holds stays a string.
+
+@lru_cache(maxsize=1)
+def _whitespace() -> np.ndarray:
+    """The code points str.split() removes."""
+    return np.array([c for c in range(sys.maxunicode + 1) if chr(c).isspace()], dtype=np.uint32)
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _as_keys(windows: np.ndarray) -> np.ndarray:
+    """Rows of code points as one comparable value each (for unique and searchsorted)."""
+    windows = np.ascontiguousarray(windows)
+    return windows.view(np.dtype((np.void, windows.shape[1] * 4))).ravel()
+
+
+def _distinct(ids: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (np.unique's hash table costs more on these small arrays)."""
+    ids = np.sort(ids)
+    if len(ids) < 2:
+        return ids
+    keep = np.empty(len(ids), dtype=bool)
+    keep[0] = True
+    np.not_equal(ids[1:], ids[:-1], out=keep[1:])
+    return ids[keep]
+
+
+def _count_in(values: np.ndarray, sorted_ids: np.ndarray) -> int:
+    """How many of `values` are in `sorted_ids`."""
+    if not len(values) or not len(sorted_ids):
+        return 0
+    at = np.minimum(np.searchsorted(sorted_ids, values), len(sorted_ids) - 1)
+    return int(np.count_nonzero(sorted_ids[at] == values))
+
+
+class _ViewIndex:
+    """One corpus view's documents for one shingle size: per document the whitespace-free
+    text's offsets (original offset -> S offset) and shingle ids; the sorted vocabulary."""
+
+    def __init__(self, view, n: int):
+        self.n = n
+        documents = getattr(view, "documents", ())  # a bare QuerySet may come without one
+        self.number = {d.id: i for i, d in enumerate(documents)}
+        self.texts = [d.text for d in documents]
+        self.offsets: list[np.ndarray] = []
+        keys, sizes = [], []
+        for text in self.texts:
+            points = _code_points(text)
+            kept = ~np.isin(points, _whitespace())
+            offsets = np.zeros(len(text) + 1, dtype=np.int32)
+            np.cumsum(kept, out=offsets[1:])
+            self.offsets.append(offsets)
+            bare = points[kept]
+            if len(bare) >= n:
+                keys.append(_as_keys(np.lib.stride_tricks.sliding_window_view(bare, n)))
+                sizes.append(len(bare) - n + 1)
+            else:
+                sizes.append(0)
+        if keys:
+            self.vocab, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+            inverse = inverse.astype(np.int32)
+        else:
+            self.vocab, inverse = np.zeros(0, dtype=np.dtype((np.void, 4 * n))), np.zeros(0, np.int32)
+        self.ids = np.split(inverse, np.cumsum(sizes)[:-1]) if sizes else []
+        self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._bare: dict[int, str] = {}
+
+    def lookup(self, strings: Sequence[str]) -> np.ndarray:
+        """Vocabulary ids of shingles of length n, -1 for those the view does not hold."""
+        if not strings or not len(self.vocab):
+            return np.full(len(strings), -1, dtype=np.int64)
+        keys = _as_keys(_code_points("".join(strings)).reshape(len(strings), self.n))
+        at = np.minimum(np.searchsorted(self.vocab, keys), len(self.vocab) - 1)
+        return np.where(self.vocab[at] == keys, at, -1)
+
+    def occurrences(self, doc: int, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each of `ids` occurs in document `doc`'s S: (positions, index into ids)."""
+        if doc not in self._sorted:
+            order = np.argsort(self.ids[doc], kind="stable").astype(np.int32)
+            self._sorted[doc] = (self.ids[doc][order], order)
+        sorted_ids, order = self._sorted[doc]
+        lo = np.searchsorted(sorted_ids, ids, "left")
+        hi = np.searchsorted(sorted_ids, ids, "right")
+        counts = hi - lo
+        which = np.repeat(np.arange(len(ids)), counts)
+        starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+        return order[np.arange(len(which)) + starts], which
+
+    def bare(self, doc: int) -> str:
+        if doc not in self._bare:
+            self._bare[doc] = "".join(self.texts[doc].split())
+        return self._bare[doc]
+
+
+def _cached(owner, key, build):
+    """A value kept on `owner` (a view or a query set) for as long as it lives."""
+    store = getattr(owner, "__dict__", None)
+    if store is None:
+        return build()
+    cache = store.setdefault("_chunkeval_scoring", {})
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+@dataclass
+class _Gold:
+    """One query's gold shingles, as found in its gold document."""
+
+    strings: tuple[str, ...]
+    ids: np.ndarray  # sorted vocabulary ids of the gold shingles the view holds
+    unknown: frozenset[str]  # the gold shingles it does not hold (short ones among them)
+    start: np.ndarray  # occurrences in the gold document's S: [start, end) ...
+    end: np.ndarray
+    which: np.ndarray  # ... of which gold shingle (index into strings)
+
+
+def _gold_of(index: _ViewIndex, q) -> _Gold:
+    n = index.n
+    strings = tuple(sorted(gold_shingles(q.golds, n)))
+    full = [s for s in strings if len(s) == n]
+    full_at = [i for i, s in enumerate(strings) if len(s) == n]
+    ids = index.lookup(full)
+    known = ids >= 0
+    unknown = frozenset(s for s, ok in zip(full, known) if not ok) | frozenset(
+        s for s in strings if len(s) < n)
+    doc = index.number.get(q.doc_id, -1)
+    start, end, which = [], [], []
+    if doc >= 0 and known.any():
+        pos, hit = index.occurrences(doc, ids[known])
+        start.append(pos.astype(np.int64))
+        end.append(pos.astype(np.int64) + n)
+        which.append(np.asarray(full_at)[known][hit])
+    if doc >= 0:
+        # a short gold is found as a substring of a chunk's whitespace-free text
+        bare = index.bare(doc)
+        for gi, s in enumerate(strings):
+            if len(s) >= n:
+                continue
+            at = []
+            m = bare.find(s)
+            while m >= 0:
+                at.append(m)
+                m = bare.find(s, m + 1)
+            start.append(np.array(at, dtype=np.int64))
+            end.append(np.array(at, dtype=np.int64) + len(s))
+            which.append(np.full(len(at), gi, dtype=np.int64))
+    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
+    return _Gold(strings, _distinct(ids[known]), unknown, cat(start), cat(end), cat(which))
+
+
+class _Handed:
+    """What the fast path needs of one strategy's handed chunks on one view."""
+
+    def __init__(self, index: _ViewIndex, view, handed: Sequence[Chunk]):
+        self.view = view
+        self.number = dict(index.number)  # documents outside the view get numbers too
+        m = len(handed)
+        self.doc = np.empty(m, dtype=np.int64)
+        self.a = np.zeros(m, dtype=np.int64)
+        self.b = np.zeros(m, dtype=np.int64)
+        self.fast = np.zeros(m, dtype=bool)
+        for i, c in enumerate(handed):
+            d = self.number.setdefault(c.doc_id, len(self.number))
+            self.doc[i] = d
+            if d < len(index.texts) and 0 <= c.start <= c.end <= len(index.texts[d]) \
+                    and index.texts[d][c.start:c.end] == c.text:
+                a, b = int(index.offsets[d][c.start]), int(index.offsets[d][c.end])
+                if b - a >= index.n:  # a shorter chunk is one short shingle: a string
+                    self.a[i], self.b[i], self.fast[i] = a, b, True
+        self.strings: dict[int, tuple[np.ndarray, frozenset[str]]] = {}
+
+    def ids_of(self, index: _ViewIndex, i: int, text_shingles: frozenset[str]):
+        """A chunk's shingles off the fast path: (sorted known ids, unknown strings)."""
+        if i not in self.strings:
+            full = [s for s in text_shingles if len(s) == index.n]
+            ids = index.lookup(full)
+            unknown = frozenset(s for s, x in zip(full, ids) if x < 0) | frozenset(
+                s for s in text_shingles if len(s) != index.n)
+            self.strings[i] = (_distinct(ids[ids >= 0]), unknown)
+        return self.strings[i]
+
+
+def prepare(query_set: QuerySet, shingle: int = SHINGLE) -> None:
+    """Build the fast path's per-view and per-query-set tables now (they are kept on the
+    objects), so that forked workers inherit them instead of each building its own."""
+    index = _cached(query_set.view, ("view", shingle), lambda: _ViewIndex(query_set.view, shingle))
+    _cached(query_set, ("gold", shingle), lambda: [_gold_of(index, q) for q in query_set.queries])
+
+
+def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
+                k: int, budget: int, budgets: Sequence[int], complete_at: float, shingle: int,
+                chunk_shingles: dict[int, frozenset[str]], length: Length,
+                chunk_index: dict | None) -> Scores:
+    queries = query_set.queries
+    view = query_set.view
+    n_ = shingle
+    index = _cached(view, ("view", n_), lambda: _ViewIndex(view, n_))
+    golds = _cached(query_set, ("gold", n_), lambda: [_gold_of(index, q) for q in queries])
+    if chunk_index is None:
+        chunk_index = {}
+    prep = chunk_index.get(n_)
+    if prep is None or prep.view is not view:
+        prep = chunk_index[n_] = _Handed(index, view, handed)
+    lengths = [length(c.text) for c in handed]
+    length_of = np.asarray(lengths, dtype=np.float64)
+    all_budgets = sorted({budget, *budgets})
+    limits = np.asarray(all_budgets, dtype=np.float64)
+
+    def shingles_of(i: int) -> frozenset[str]:
+        if i not in chunk_shingles:
+            chunk_shingles[i] = shingles(handed[i].text, shingle)
+        return chunk_shingles[i]
+
+    n = len(queries)
+    coverage, budget_cov = np.zeros(n), np.zeros(n)
+    curve = {b: np.zeros(n) for b in budgets}
+    doc_hit = np.zeros(n, dtype=bool)
+    precision, iou = np.zeros(n), np.zeros(n)
+    rr, ndcg = np.zeros(n), np.zeros(n)
+    retrieved = []
+    for qi, q in enumerate(queries):
+        row = ranking[qi]
+        row = row[row >= 0]
+        n_top = min(k, len(row))
+        if len(row):
+            # the first chunk always counts, then chunks while the running total fits
+            within = np.searchsorted(np.cumsum(length_of[row]), limits, "right")
+            taken = dict(zip(all_budgets, np.maximum(within, 1).tolist()))
+        else:
+            taken = dict.fromkeys(all_budgets, 0)
+        depth = max(n_top, *taken.values())
+        chunks = row[:depth]
+        gold = golds[qi]
+        size = len(gold.strings)
+        gd = prep.number.get(q.doc_id, -1)
+        in_gold = prep.doc[chunks] == gd
+        found_top = 0
+        if size:
+            # the rank (from 1) at which each gold shingle is first found; depth + 1: never
+            first = np.full(size, depth + 1, dtype=np.int64)
+            fast = in_gold & prep.fast[chunks]
+            if fast.any() and len(gold.start):
+                ranks = np.flatnonzero(fast) + 1
+                at = chunks[fast]
+                inside = ((prep.a[at][:, None] <= gold.start)
+                          & (gold.end <= prep.b[at][:, None]))
+                hit = inside.any(axis=0)
+                if hit.any():
+                    np.minimum.at(first, gold.which[hit], ranks[inside[:, hit].argmax(axis=0)])
+            slow = np.flatnonzero(in_gold & ~prep.fast[chunks])
+            if len(slow):
+                position = {s: gi for gi, s in enumerate(gold.strings)}
+                gold_set = gold_shingles(q.golds, shingle)
+                for j in slow.tolist():
+                    i = int(chunks[j])
+                    for s in _gold_in(gold_set, handed[i].text, shingle, shingles_of(i)):
+                        gi = position[s]
+                        first[gi] = min(first[gi], j + 1)
+            found = np.cumsum(np.bincount(first, minlength=depth + 2)).tolist()
+            prefix = [f / size for f in found[:depth + 1]]
+            found_top = found[n_top]
+        else:
+            prefix = [0.0] * (depth + 1)
+        for j in range(1, n_top + 1):
+            if prefix[j] > prefix[j - 1]:
+                ndcg[qi] += (prefix[j] - prefix[j - 1]) / np.log2(j + 1)
+                if not rr[qi]:
+                    rr[qi] = 1.0 / j
+        coverage[qi] = prefix[n_top]
+        budget_cov[qi] = prefix[taken[budget]]
+        for b in budgets:
+            curve[b][qi] = prefix[taken[b]]
+        top = chunks[:n_top]
+        doc_hit[qi] = bool(in_gold[:n_top].any())
+        # the shingles of the top k, from any document: ids, and strings the view lacks
+        parts, unknown = [], set()
+        for i in top.tolist():
+            if prep.fast[i]:
+                parts.append(index.ids[prep.doc[i]][prep.a[i]:prep.b[i] - n_ + 1])
+            else:
+                ids, extra = prep.ids_of(index, i, shingles_of(i))
+                parts.append(ids)
+                unknown |= extra
+        seen_ids = _distinct(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
+        seen = len(seen_ids) + len(unknown)
+        if seen:
+            common = (_count_in(gold.ids, seen_ids)
+                      + len(gold.unknown.intersection(unknown)))
+            precision[qi] = found_top / seen
+            iou[qi] = found_top / (seen + size - common)
+        used = max(n_top, taken[budget])  # the curve's larger budgets are not listed
+        retrieved.append([(handed[i].doc_id, handed[i].start, handed[i].end, lengths[i])
+                          for i in row[:used].tolist()])
     return Scores(
         query_ids=[q.id for q in queries], coverage=coverage, budget_coverage=budget_cov,
         curve=curve, doc_hit=doc_hit, complete=coverage >= complete_at,
