@@ -337,6 +337,20 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def _windows(bare: np.ndarray, n: int) -> np.ndarray:
+    """The shingles of whitespace-free code points, as rows (none when fewer than n)."""
+    if len(bare) < n:
+        return np.zeros((0, n), dtype=np.uint32)
+    return np.lib.stride_tricks.sliding_window_view(bare, n)
+
+
+def _hash(windows: np.ndarray) -> np.ndarray:
+    h = np.zeros(len(windows), dtype=np.uint64)
+    for column in windows.T:  # polynomial, modulo 2**64
+        h = h * np.uint64(1_000_003) + column
+    return h
+
+
 def _as_keys(windows: np.ndarray) -> np.ndarray:
     """Rows of code points as one comparable value each (for unique and searchsorted)."""
     windows = np.ascontiguousarray(windows)
@@ -372,35 +386,45 @@ class _ViewIndex:
         self.number = {d.id: i for i, d in enumerate(documents)}
         self.texts = [d.text for d in documents]
         self.offsets: list[np.ndarray] = []
-        keys, sizes = [], []
+        windows, sizes = [], []
         for text in self.texts:
             points = _code_points(text)
             kept = ~np.isin(points, _whitespace())
             offsets = np.zeros(len(text) + 1, dtype=np.int32)
             np.cumsum(kept, out=offsets[1:])
             self.offsets.append(offsets)
-            bare = points[kept]
-            if len(bare) >= n:
-                keys.append(_as_keys(np.lib.stride_tricks.sliding_window_view(bare, n)))
-                sizes.append(len(bare) - n + 1)
-            else:
-                sizes.append(0)
-        if keys:
-            self.vocab, inverse = np.unique(np.concatenate(keys), return_inverse=True)
-            inverse = inverse.astype(np.int32)
-        else:
-            self.vocab, inverse = np.zeros(0, dtype=np.dtype((np.void, 4 * n))), np.zeros(0, np.int32)
-        self.ids = np.split(inverse, np.cumsum(sizes)[:-1]) if sizes else []
+            windows.append(_windows(points[kept], n))
+            sizes.append(len(windows[-1]))
+        windows = np.concatenate(windows) if windows else np.zeros((0, n), dtype=np.uint32)
+        keys = _as_keys(windows)
+        # Ids by a 64-bit hash of each shingle (sorting and searching plain integers is
+        # fast); kept only when no two different shingles share a hash, so ids stay exact.
+        self.hash, first, inverse = np.unique(_hash(windows), return_index=True,
+                                              return_inverse=True)
+        self.vocab = keys[first]
+        if not (keys == self.vocab[inverse]).all():
+            self.hash = None
+            self.vocab, inverse = np.unique(keys, return_inverse=True)
+        self.ids = np.split(inverse.astype(np.int32), np.cumsum(sizes)[:-1]) if sizes else []
         self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._bare: dict[int, str] = {}
 
-    def lookup(self, strings: Sequence[str]) -> np.ndarray:
-        """Vocabulary ids of shingles of length n, -1 for those the view does not hold."""
-        if not strings or not len(self.vocab):
-            return np.full(len(strings), -1, dtype=np.int64)
-        keys = _as_keys(_code_points("".join(strings)).reshape(len(strings), self.n))
-        at = np.minimum(np.searchsorted(self.vocab, keys), len(self.vocab) - 1)
-        return np.where(self.vocab[at] == keys, at, -1)
+    def lookup(self, windows: np.ndarray) -> np.ndarray:
+        """Vocabulary ids of shingles (rows of n code points), -1 for those the view lacks."""
+        if not len(windows) or not len(self.vocab):
+            return np.full(len(windows), -1, dtype=np.int64)
+        keys = _as_keys(windows)
+        if self.hash is None:
+            at = np.minimum(np.searchsorted(self.vocab, keys), len(self.vocab) - 1)
+            return np.where(self.vocab[at] == keys, at, -1)
+        hashes = _hash(windows)
+        at = np.minimum(np.searchsorted(self.hash, hashes), len(self.hash) - 1)
+        return np.where((self.hash[at] == hashes) & (self.vocab[at] == keys), at, -1)
+
+    def lookup_strings(self, strings: Sequence[str]) -> np.ndarray:
+        """lookup() of shingle strings, each of length n."""
+        points = _code_points("".join(strings)).reshape(len(strings), self.n)
+        return self.lookup(points)
 
     def occurrences(self, doc: int, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each of `ids` occurs in document `doc`'s S: (positions, index into ids)."""
@@ -449,7 +473,7 @@ def _gold_of(index: _ViewIndex, q) -> _Gold:
     strings = tuple(sorted(gold_shingles(q.golds, n)))
     full = [s for s in strings if len(s) == n]
     full_at = [i for i, s in enumerate(strings) if len(s) == n]
-    ids = index.lookup(full)
+    ids = index.lookup_strings(full)
     known = ids >= 0
     unknown = frozenset(s for s, ok in zip(full, known) if not ok) | frozenset(
         s for s in strings if len(s) < n)
@@ -499,14 +523,17 @@ class _Handed:
                     self.a[i], self.b[i], self.fast[i] = a, b, True
         self.strings: dict[int, tuple[np.ndarray, frozenset[str]]] = {}
 
-    def ids_of(self, index: _ViewIndex, i: int, text_shingles: frozenset[str]):
+    def ids_of(self, index: _ViewIndex, i: int, text: str):
         """A chunk's shingles off the fast path: (sorted known ids, unknown strings)."""
         if i not in self.strings:
-            full = [s for s in text_shingles if len(s) == index.n]
-            ids = index.lookup(full)
-            unknown = frozenset(s for s, x in zip(full, ids) if x < 0) | frozenset(
-                s for s in text_shingles if len(s) != index.n)
-            self.strings[i] = (_distinct(ids[ids >= 0]), unknown)
+            n = index.n
+            bare = "".join(text.split())
+            if len(bare) < n:  # one short shingle, which no id stands for
+                self.strings[i] = (np.zeros(0, np.int32), frozenset((bare,) if bare else ()))
+            else:
+                ids = index.lookup(_windows(_code_points(bare), n))
+                unknown = frozenset(bare[p:p + n] for p in np.flatnonzero(ids < 0).tolist())
+                self.strings[i] = (_distinct(ids[ids >= 0]), unknown)
         return self.strings[i]
 
 
@@ -608,7 +635,7 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
             if prep.fast[i]:
                 parts.append(index.ids[prep.doc[i]][prep.a[i]:prep.b[i] - n_ + 1])
             else:
-                ids, extra = prep.ids_of(index, i, shingles_of(i))
+                ids, extra = prep.ids_of(index, i, handed[i].text)
                 parts.append(ids)
                 unknown |= extra
         seen_ids = _distinct(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
