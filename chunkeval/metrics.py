@@ -537,11 +537,15 @@ class _Handed:
         return self.strings[i]
 
 
-def prepare(query_set: QuerySet, shingle: int = SHINGLE) -> None:
-    """Build the fast path's per-view and per-query-set tables now (they are kept on the
-    objects), so that forked workers inherit them instead of each building its own."""
-    index = _cached(query_set.view, ("view", shingle), lambda: _ViewIndex(query_set.view, shingle))
-    _cached(query_set, ("gold", shingle), lambda: [_gold_of(index, q) for q in query_set.queries])
+def prepare(query_set: QuerySet, shingle: int = SHINGLE) -> tuple[_ViewIndex, list[_Gold]]:
+    """The fast path's per-view and per-query-set tables, built on first use and kept on
+    those objects (so shared by every strategy and retriever scored on them; called before
+    forking workers, so that they inherit the tables instead of each building its own)."""
+    view = query_set.view
+    index = _cached(view, ("view", shingle), lambda: _ViewIndex(view, shingle))
+    golds = _cached(query_set, ("gold", shingle),
+                    lambda: [_gold_of(index, q) for q in query_set.queries])
+    return index, golds
 
 
 def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
@@ -550,14 +554,12 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
                 chunk_index: dict | None) -> Scores:
     queries = query_set.queries
     view = query_set.view
-    n_ = shingle
-    index = _cached(view, ("view", n_), lambda: _ViewIndex(view, n_))
-    golds = _cached(query_set, ("gold", n_), lambda: [_gold_of(index, q) for q in queries])
+    index, golds = prepare(query_set, shingle)
     if chunk_index is None:
         chunk_index = {}
-    prep = chunk_index.get(n_)
+    prep = chunk_index.get(shingle)
     if prep is None or prep.view is not view:
-        prep = chunk_index[n_] = _Handed(index, view, handed)
+        prep = chunk_index[shingle] = _Handed(index, view, handed)
     lengths = [length(c.text) for c in handed]
     length_of = np.asarray(lengths, dtype=np.float64)
     all_budgets = sorted({budget, *budgets})
@@ -633,7 +635,7 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
         parts, unknown = [], set()
         for i in top.tolist():
             if prep.fast[i]:
-                parts.append(index.ids[prep.doc[i]][prep.a[i]:prep.b[i] - n_ + 1])
+                parts.append(index.ids[prep.doc[i]][prep.a[i]:prep.b[i] - shingle + 1])
             else:
                 ids, extra = prep.ids_of(index, i, handed[i].text)
                 parts.append(ids)
