@@ -177,21 +177,23 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     n_rows, n = scores.shape
     out = np.full((n_rows, k), -1, dtype=np.int64)
     take = min(k, n)
-    if take == 0:
+    if take == 0 or n_rows == 0:
         return out
     if take < n:
         part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
-        kth = scores[np.arange(n_rows)[:, None], part].min(axis=1)
-    for i in range(n_rows):
-        row = scores[i]
-        if take < n:
-            # argpartition picks arbitrarily among scores equal to the k-th; pick lowest ids
-            above = np.flatnonzero(row > kth[i])
-            tied = np.flatnonzero(row == kth[i])[:take - len(above)]
-            cand = np.concatenate([above, tied])
-        else:
-            cand = np.arange(n)
-        out[i, :take] = cand[np.lexsort((cand, -row[cand]))]
+        kth = scores[np.arange(n_rows)[:, None], part].min(axis=1)[:, None]
+        # argpartition picks arbitrarily among scores equal to the k-th; take the lowest ids
+        above = scores > kth
+        tied = scores == kth
+        need = take - above.sum(axis=1, keepdims=True)
+        chosen = above | (tied & (np.cumsum(tied, axis=1, dtype=np.int32) <= need))
+        cand = np.nonzero(chosen)[1].reshape(n_rows, take)
+    else:
+        cand = np.broadcast_to(np.arange(n), (n_rows, n))
+    rows = np.repeat(np.arange(n_rows), take)
+    flat = cand.ravel()
+    order = np.lexsort((flat, -scores[rows, flat], rows))
+    out[:, :take] = flat[order].reshape(n_rows, take)
     return out
 
 
@@ -218,11 +220,19 @@ class _Batched:
                          or [np.zeros((0, self.n), dtype=np.float32)])
 
     def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        """Ranks at least RRF_DEPTH deep and keeps the last ranking: a hybrid over this
+        index, asked for the same queries next, reuses it instead of scoring them again.
+        (A shallower ranking is a prefix of a deeper one: the order is total.)"""
         _check_k(k)
-        out = np.full((len(queries), k), -1, dtype=np.int64)
-        for lo, hi in _batches(len(queries), self.n):
-            out[lo:hi] = top_k(self._score_batch(queries[lo:hi]), k)
-        return out
+        queries = list(queries)
+        last = getattr(self, "_last", None)
+        if last is None or last[0] != queries or last[1].shape[1] < k:
+            depth = max(k, RRF_DEPTH)
+            ranked = np.full((len(queries), depth), -1, dtype=np.int64)
+            for lo, hi in _batches(len(queries), self.n):
+                ranked[lo:hi] = top_k(self._score_batch(queries[lo:hi]), depth)
+            self._last = last = (queries, ranked)
+        return last[1][:, :k].copy()
 
 
 class BM25Index(_Batched):
@@ -254,14 +264,19 @@ class BM25Index(_Batched):
 
     def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
         q = self.bigrams.counts(queries)  # repeated 2-grams count each time
+        w = self.weights
         out = np.zeros((len(queries), self.n), dtype=np.float32)
         for i in range(len(queries)):
-            lo, hi = q.indptr[i], q.indptr[i + 1]
-            if lo < hi:
-                # Only the query's own rows of the weights: the work is their nonzeros.
-                # (A sparse product q @ weights does the same sums but builds a sparse
-                # result almost as dense as the scores, in two passes: 1.6x slower.)
-                out[i] = self.weights[q.indices[lo:hi]].T @ q.data[lo:hi]
+            row = out[i]
+            # Only the query's own rows of the weights: the work is their nonzeros. (A
+            # sparse product q @ weights does the same sums but builds a sparse result
+            # almost as dense as the scores, in two passes: 1.6x slower; slicing the
+            # weights per query costs more in scipy's bookkeeping than in the sums.)
+            # float32 sums in term order, as weights[terms].T @ counts adds them.
+            for term, count in zip(q.indices[q.indptr[i]:q.indptr[i + 1]].tolist(),
+                                   q.data[q.indptr[i]:q.indptr[i + 1]]):
+                lo, hi = w.indptr[term], w.indptr[term + 1]
+                row[w.indices[lo:hi]] += w.data[lo:hi] * count
         return out
 
 
@@ -383,15 +398,20 @@ class HybridIndex:
         depth = max(self.depth, k)
         runs = [p.search(queries, depth) for p in self.parts]
         share = 1.0 / (self.constant + np.arange(1, depth + 1))
+        n = len(self)
         out = np.full((len(queries), k), -1, dtype=np.int64)
-        for i in range(len(queries)):
-            ids = np.concatenate([r[i] for r in runs])
-            weight = np.concatenate([share] * len(runs))
-            keep = ids >= 0
-            chunk, where = np.unique(ids[keep], return_inverse=True)
-            fused = np.bincount(where, weights=weight[keep], minlength=len(chunk))
-            best = chunk[np.lexsort((chunk, -fused))][:k]
-            out[i, :len(best)] = best
+        for lo, hi in _batches(len(queries), n):
+            # column n takes the -1 padding; a chunk is in a run once, so no id repeats
+            # within one += (the sums run over the parts in order, as a bincount would)
+            fused = np.zeros((hi - lo, n + 1))
+            rows = np.arange(hi - lo)[:, None]
+            for run in runs:
+                fused[rows, run[lo:hi]] += share
+            fused = fused[:, :n]
+            best = top_k(fused, k)
+            # a chunk in no run has no score: pad with -1 rather than rank it
+            best[fused[rows, np.maximum(best, 0)] == 0] = -1
+            out[lo:hi] = best
         return out
 
 

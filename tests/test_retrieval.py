@@ -214,3 +214,81 @@ def test_hybrid_needs_the_same_chunks():
 @pytest.mark.parametrize("retriever", LEXICAL)
 def test_chunks_without_any_2gram(retriever):
     assert build_index(retriever, ["a", "b", "c"]).search(["ab"], 2).tolist() == [[0, 1]]
+
+
+def _top_k_one_row_at_a_time(scores, k):
+    """The plain definition: sort each row by (-score, id)."""
+    out = np.full((len(scores), k), -1, dtype=np.int64)
+    for i, row in enumerate(scores):
+        order = np.lexsort((np.arange(len(row)), -row))[:k]
+        out[i, :len(order)] = order
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_top_k_equals_sorting_every_row(dtype):
+    rng = np.random.default_rng(5)
+    # few distinct values: many ties at and around the k-th score
+    scores = rng.integers(0, 6, size=(40, 50)).astype(dtype) / 3
+    scores[3] = 0  # a row of ties only
+    for k in (1, 5, 17, 49, 50, 60):
+        assert (top_k(scores, k) == _top_k_one_row_at_a_time(scores, k)).all(), k
+
+
+def test_bm25_scores_are_the_sparse_product_bit_for_bit():
+    index = BM25Index(CORPUS)
+    q = index.bigrams.counts(QUERIES)
+    expected = np.vstack([index.weights[q.indices[q.indptr[i]:q.indptr[i + 1]]].T
+                          @ q.data[q.indptr[i]:q.indptr[i + 1]] for i in range(len(QUERIES))])
+    assert expected.dtype == np.float32
+    assert np.array_equal(index.scores(QUERIES), expected)
+
+
+def test_a_search_reuses_the_last_ranking_only_for_the_same_queries():
+    index = BM25Index(CORPUS)
+    deep = index.search(QUERIES, 150)
+    assert (index.search(QUERIES, 7) == deep[:, :7]).all()
+    assert (BM25Index(CORPUS).search(QUERIES, 7) == deep[:, :7]).all()
+    other = QUERIES[::-1]
+    assert (index.search(other, 7) == BM25Index(CORPUS).search(other, 7)).all()
+
+
+def _fused_one_query_at_a_time(runs, k, constant=60):
+    share = 1.0 / (constant + np.arange(1, runs[0].shape[1] + 1))
+    out = np.full((len(runs[0]), k), -1, dtype=np.int64)
+    for i in range(len(out)):
+        ids = np.concatenate([r[i] for r in runs])
+        weight = np.concatenate([share] * len(runs))
+        keep = ids >= 0
+        chunk, where = np.unique(ids[keep], return_inverse=True)
+        fused = np.bincount(where, weights=weight[keep], minlength=len(chunk))
+        best = chunk[np.lexsort((chunk, -fused))][:k]
+        out[i, :len(best)] = best
+    return out
+
+
+@pytest.mark.parametrize("n", [3, 40, 300])
+def test_hybrid_equals_fusing_each_query_alone(n):
+    rng = np.random.default_rng(n)
+    depth = 8
+    runs = []
+    for _ in range(3):
+        rows = [rng.permutation(n)[:depth] for _ in range(30)]
+        runs.append(np.array([np.pad(r, (0, depth - len(r)), constant_values=-1) for r in rows]))
+
+    class Fixed:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def __len__(self):
+            return n
+
+        def search(self, queries, k):  # -1 padded below its depth, as an index is
+            rows = self.rows[:len(queries), :k]
+            return np.pad(rows, ((0, 0), (0, k - rows.shape[1])), constant_values=-1)
+
+    hybrid = HybridIndex(*[Fixed(r) for r in runs], depth=depth)
+    for k in (1, 5, 8, 20):
+        expected = _fused_one_query_at_a_time([Fixed(r).search(range(30), max(depth, k))
+                                               for r in runs], k)
+        assert (hybrid.search(["q"] * 30, k) == expected).all(), k

@@ -262,3 +262,12 @@ def test_corpus_structure_800_keeps_every_invariant(corpus):
     strategy = strategies.get("structure-800")
     found = [str(v) for d in corpus.documents for v in check(strategy, d)]
     assert found == [], "\n".join(found[:10])
+
+
+def test_keyed_drops_exactly_what_isspace_drops():
+    from chunkeval.strategies.langchain_html import _keyed
+    text = "a b\u3000c\u00a0d\n\te\u2028f\x1cg\u200bh\u3001 |\U0001f600x\u0085"
+    skip = {0, 5, len(text) + 3}  # an offset past the end is ignored
+    pos = [i for i, ch in enumerate(text) if not ch.isspace() and i not in skip]
+    assert _keyed(text, skip) == ("".join(text[i] for i in pos), pos)
+    assert _keyed("") == ("", [])

@@ -25,6 +25,8 @@ import html
 import warnings
 from functools import lru_cache
 
+import numpy as np
+
 from ..model import Chunk, Document, TABLE_CELL_SEP
 from .registry import Strategy
 
@@ -34,6 +36,9 @@ SEMANTIC_SEPARATORS = ["\n\n", "\n", "。", "、", " ", ""]
 PRESERVED = ["table", "ul", "ol", "pre", "dl"]
 SHINGLE = 8
 SEMANTIC_DROPS = ("heading2", "heading3")  # the headings it splits on go to metadata only
+
+# Every code point str.isspace() accepts (all of them lie below U+3001).
+_SPACES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
 
 _TAGS = {"heading1": "h1", "heading2": "h2", "heading3": "h3", "heading4": "h4",
          "paragraph": "p", "pre": "pre", "other": "div"}
@@ -92,9 +97,17 @@ def _unseen(doc: Document, drops: tuple[str, ...]) -> set[int]:
 
 
 def _keyed(text: str, skip: set[int] = frozenset()) -> tuple[str, list[int]]:
-    """The text without whitespace (and the offsets in `skip`), and each kept char's offset."""
-    pos = [i for i, ch in enumerate(text) if not ch.isspace() and i not in skip]
-    return "".join(text[i] for i in pos), pos
+    """The text without whitespace (and the offsets in `skip`), and each kept char's offset.
+
+    Done on code point arrays: a Python loop over every character was a third of these
+    strategies' time."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    keep = ~np.isin(codes, _SPACES)
+    if skip:
+        drop = np.fromiter(skip, dtype=np.int64, count=len(skip))
+        keep[drop[drop < len(keep)]] = False
+    pos = np.flatnonzero(keep)
+    return codes[pos].tobytes().decode("utf-32-le", "surrogatepass"), pos.tolist()
 
 
 def map_spans(doc: Document, texts: list[str], drops: tuple[str, ...] = ()) -> list[tuple[int, int]]:
