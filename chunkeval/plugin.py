@@ -54,7 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help = s.help + (" (comma-separated)" if listed else "")
         if s.flag and s.kind == "bool":  # on by default: the option turns it off
             group.addoption(s.pytest_option, dest=_dest(s.name), action="store_const",
-                            const=not s.default, default=None, help=help)
+                            const=not s.default, default=None,
+                            help=f"turn off (default on): {help}" if s.default else help)
         elif s.flag:
             group.addoption(s.pytest_option, dest=_dest(s.name), default=None,
                             metavar=s.name.upper(), help=help)
