@@ -1,11 +1,15 @@
-"""The cache root and atomic writes: a crash leaves the old file intact."""
+"""The cache root, atomic writes (a crash leaves the old file intact) and the result cache."""
 
 from __future__ import annotations
 
 import errno
+import gzip
+import json
 import os
+import shutil
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ENV_VAR = "CHUNKEVAL_CACHE"
@@ -66,3 +70,123 @@ def remove_stale_temps(path: Path, older_than: float = STALE_TEMP_SECONDS) -> li
 
 def glob_escape(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+# -- the result cache ------------------------------------------------------------------------
+# One evaluated result entry a file, results/<2 hex>/<key>.json.gz, keyed by everything its
+# numbers depend on (see evaluate.Evaluation.result_key). Files are only ever replaced whole
+# (atomic_write) or deleted, so runs, forked workers and xdist workers share the directory
+# without locks: a reader that finds a file gone, cut short or damaged counts a miss, and the
+# evaluation it then does writes the file again.
+RESULTS_LIMIT_VAR = "CHUNKEVAL_RESULTS_MB"
+RESULTS_LIMIT_MB = 1024
+RESULT_FORMAT = 1  # raise when the stored entry's layout changes: old files then miss
+# After an eviction the cache holds at most this share of its limit, so that the next few
+# writes do not each scan the whole cache again.
+PRUNE_TO = 0.9
+
+
+def results_root() -> Path:
+    return cache_root() / "results"
+
+
+def results_limit_bytes() -> int:
+    raw = os.environ.get(RESULTS_LIMIT_VAR, "")
+    try:
+        return int(float(raw) * 2**20) if raw else RESULTS_LIMIT_MB * 2**20
+    except ValueError:
+        raise ValueError(f"${RESULTS_LIMIT_VAR}={raw!r}: expected a size in MB") from None
+
+
+def result_path(key: str) -> Path:
+    return results_root() / key[:2] / f"{key}.json.gz"
+
+
+def load_result(key: str) -> dict | None:
+    """The stored result entry under `key`, or None: absent, unreadable or not for this key.
+    A hit marks the file as just used (its mtime), which keeps it from eviction longest."""
+    path = result_path(key)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        stored = json.loads(gzip.decompress(raw).decode("utf-8"))
+    except (OSError, EOFError, ValueError, zlib.error):  # gone, cut short, not gzip or JSON
+        return None
+    if (not isinstance(stored, dict) or stored.get("format") != RESULT_FORMAT
+            or stored.get("key") != key or not isinstance(stored.get("result"), dict)):
+        return None
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # evicted meanwhile, or a read-only cache: the entry is still good
+    return stored["result"]
+
+
+_written: dict[str, int] = {}  # bytes this process believes the result cache holds
+
+
+def store_result(key: str, result: dict) -> None:
+    """Store a result entry (never failing the evaluation: a cache that cannot be written
+    only costs time). gzip without a timestamp, so one entry gives the same bytes anywhere."""
+    data = json.dumps({"format": RESULT_FORMAT, "key": key, "result": result},
+                      ensure_ascii=False).encode("utf-8")
+    raw = gzip.compress(data, mtime=0)
+    try:
+        atomic_write(result_path(key), raw)
+    except OSError:
+        return
+    # Each process scans the cache once, then counts what it adds, and prunes when its count
+    # passes the limit: a scan per write would cost more than the evaluation it saves.
+    root = str(results_root())
+    if root not in _written:
+        _written[root] = results_usage()[1]
+    else:
+        _written[root] += len(raw)
+    limit = results_limit_bytes()
+    if _written[root] > limit:
+        prune_results(int(limit * PRUNE_TO))
+        _written[root] = results_usage()[1]
+
+
+def _entries() -> list[tuple[float, Path, int]]:
+    out = []
+    root = results_root()
+    for f in root.glob("*/*.json.gz") if root.is_dir() else []:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        out.append((st.st_mtime, f, st.st_size))
+    return out
+
+
+def results_usage() -> tuple[int, int]:
+    """(entries, bytes) in the result cache."""
+    entries = _entries()
+    return len(entries), sum(size for _, _, size in entries)
+
+
+def prune_results(limit: int) -> int:
+    """Delete the least recently used entries until the result cache holds at most `limit`
+    bytes; the count deleted. A reader holding a deleted file open still reads it whole."""
+    entries = _entries()
+    total = sum(size for _, _, size in entries)
+    removed = 0
+    for _, f, size in sorted(entries):
+        if total <= limit:
+            break
+        try:
+            f.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
+
+
+def clear_results() -> int:
+    """Delete the whole result cache; the bytes freed."""
+    _, size = results_usage()
+    shutil.rmtree(results_root(), ignore_errors=True)
+    _written.pop(str(results_root()), None)
+    return size

@@ -111,7 +111,8 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
         out = {}
         for spec in specs:
             for ret in retrievers:
-                r = evaluation.result(name, ret, spec)
+                # the ~90 throwaway variants would only crowd real results out of the cache
+                r = evaluation.result(name, ret, spec, store=name == strategy)
                 out[f"{ret}|{r['query_set']}"] = _kept(r)
             evaluation.release(name, spec)
         return out

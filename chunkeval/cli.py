@@ -32,8 +32,10 @@ EPILOG = """examples:
 Settings come from the command line, else [tool.chunkeval] in the project's pyproject.toml
 (the nearest one above the working directory), else the defaults; the pytest plugin reads the
 same section. Modules named as MODULE:ATTR import from the project's folder.
-The cache (parsed corpora, embeddings) lives in $CHUNKEVAL_CACHE (default:
-$XDG_CACHE_HOME/chunkeval); `chunkeval cache clear` empties the embedding cache.
+The cache (parsed corpora, embeddings, results) lives in $CHUNKEVAL_CACHE (default:
+$XDG_CACHE_HOME/chunkeval); a result whose chunks, retriever, query set and settings did not
+change is reused, not evaluated again (--no-result-cache: evaluate everything);
+`chunkeval cache clear` empties the embedding and result caches.
 """
 
 
@@ -68,6 +70,13 @@ def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
     p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
                    help="register an outside splitter (repeatable), besides [tool.chunkeval] "
                         "splitters")
+
+
+def _result_cache_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-result-cache", action="store_const", const=False,
+                   help="evaluate every result, neither reusing nor storing results of "
+                        "earlier runs (default: reuse those whose chunks, retriever, query set "
+                        "and settings are the same)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--k", type=int, help="chunks handed per query (default 5)")
     run.add_argument("--budget", type=int,
                      help="context budget in characters for budget recall (default 2000)")
+    _result_cache_arg(run)
     run.add_argument("--shard", metavar="I/N",
                      help="run only shard I of N of the strategy x query set tasks, split "
                           "evenly by cost; join the shards with `chunkeval merge`")
@@ -159,8 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="BM25/LSA terms: auto (default), char2, word or word+stem")
     cmp_.add_argument("--query-set", metavar="NAME", help="default: the first query set")
     _corpus_args(cmp_)
+    _result_cache_arg(cmp_)
 
-    cache = sub.add_parser("cache", help="the embedding cache: its size, or clear it")
+    cache = sub.add_parser("cache", help="the caches (parsed corpora, downloaded packages, "
+                                         "embeddings, results): their sizes, or clear the "
+                                         "embedding and result caches")
     cache.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
@@ -178,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     _corpus_args(cal)
     cal.add_argument("--retrievers", metavar="NAMES",
                      help="comma-separated (default: bm25,lsa,hybrid)")
+    _result_cache_arg(cal)
     cal.add_argument("--trials", type=int, default=50, metavar="N",
                      help="harmless variants (random phase shifts; default 50)")
     cal.add_argument("--drops", default="0.05,0.1,0.2,0.3", metavar="SHARES",
@@ -266,7 +280,8 @@ def _load(args):
     from .evaluate import Evaluation
     cfg = args.config
     corpus = load_corpus(cfg.corpus, max_document_mb=cfg.max_document_mb)
-    evaluation = Evaluation(corpus, cfg.settings(), list(cfg.query_sets) or None)
+    evaluation = Evaluation(corpus, cfg.settings(), list(cfg.query_sets) or None,
+                            result_cache=cfg.result_cache)
     return corpus, evaluation
 
 
@@ -376,20 +391,39 @@ def _run(args) -> int:
     emb = results["embeddings"]
     print(f"\nanalyzer {results['analyzer']}; embeddings: {emb['embedded']} texts embedded, "
           f"{emb['cached']} from the cache")
+    rc = results["result_cache"]
+    if rc["enabled"]:
+        print(f"results: {rc['evaluated']} evaluated, {rc['reused']} reused from the result "
+              "cache (their index and search seconds are those measured when stored)")
+    else:
+        print(f"results: {rc['evaluated']} evaluated (result cache off)")
     print(f"wrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
     return _report_problems(_problems(corpus, evaluation), cfg.strict)
 
 
 # -- cache ---------------------------------------------------------------------------------------
 def _cache(args) -> int:
-    from . import embeddings
+    """Parsed corpora and downloaded packages are kept by `clear`: they are costly to make
+    again (the packages need apt) and never give a wrong number."""
+    from . import cache, embeddings
     if args.cache_command == "clear":
         freed = embeddings.clear()
         print(f"cleared the embedding cache {embeddings.root()} ({freed / 2**20:.1f} MB)")
+        freed = cache.clear_results()
+        print(f"cleared the result cache {cache.results_root()} ({freed / 2**20:.1f} MB)")
         return 0
+    root = cache.cache_root()
+    for name, what in (("corpus", "parsed corpora"), ("debs", "downloaded packages")):
+        files = [f for f in (root / name).rglob("*") if f.is_file()] \
+            if (root / name).is_dir() else []
+        size = sum(f.stat().st_size for f in files)
+        print(f"{what} {root / name}: {len(files)} files, {size / 2**20:.1f} MB (kept by clear)")
     files, size = embeddings.usage()
     print(f"embedding cache {embeddings.root()}: {files} shard files, {size / 2**20:.1f} MB "
           f"(limit {embeddings.limit_bytes() / 2**20:.0f} MB, ${embeddings.LIMIT_VAR})")
+    entries, size = cache.results_usage()
+    print(f"result cache {cache.results_root()}: {entries} results, {size / 2**20:.1f} MB "
+          f"(limit {cache.results_limit_bytes() / 2**20:.0f} MB, ${cache.RESULTS_LIMIT_VAR})")
     return 0
 
 

@@ -42,7 +42,9 @@ class Setting:
 
     @property
     def pytest_option(self) -> str:
-        return "--chunkeval-" + self.name.replace("_", "-")
+        # a switch that is on by default is given to turn it off
+        off = "no-" if self.kind == "bool" and self.default is True else ""
+        return "--chunkeval-" + off + self.name.replace("_", "-")
 
     @property
     def ini(self) -> str:
@@ -107,6 +109,11 @@ SETTINGS: tuple[Setting, ...] = (
             "per-query comparison of each case"),
     Setting("html", "path", None, "also write the comparison with the baseline as an HTML "
             "page here: verdicts and every query's coverage before and now"),
+    Setting("result_cache", "bool", True,
+            "reuse results of earlier runs whose chunks, retriever, query set and settings are "
+            "the same (kept in the cache, least recently used dropped past "
+            "$CHUNKEVAL_RESULTS_MB, default 1024); false: evaluate everything, store nothing",
+            cli="--no-result-cache"),
     Setting("shard", "str", None,
             "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "
             "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard"),

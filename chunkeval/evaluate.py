@@ -3,6 +3,19 @@
 `Evaluation` is lazy and memoised: query sets, chunks per (strategy, view) and indexes per
 (strategy, retriever, view) are each built once, on first use. The CLI runs it over the
 whole matrix; the pytest plugin holds one per session and asks only for what tests need.
+
+Results are also kept on disk across runs (cache.py, the result cache), under a key of
+everything their numbers depend on: the hash of the strategy's chunks on the query set's view
+(not its name), the retriever's name, version, shape and code, the resolved analyzer, the
+query set's name and fingerprint, the settings, chunkeval's version and the digest of its
+source, and the versions of the numeric libraries. A strategy whose chunks did not change then
+costs only its chunking: neither its indexes (a hybrid's parts included) nor its scores are
+built again. What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken
+from this run's chunking; the rest is the stored entry, so a reused result equals a fresh one
+but for its timings and embedding counters: `seconds.index` and `seconds.search` are those
+measured when the entry was stored (what the result costs to evaluate; shard plans rely on
+it), the embedding counters are 0 (nothing was looked up) and `reused` is true. results.json
+counts reused and evaluated entries in its top-level `result_cache`.
 """
 
 from __future__ import annotations
@@ -10,13 +23,14 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import __version__, analyzers, metrics, queries, retrieval, strategies
+from . import __version__, analyzers, cache, metrics, queries, retrieval, strategies
 from .embeddings import EmbeddingCache
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
@@ -65,11 +79,14 @@ class Chunked:
 
 class Evaluation:
     def __init__(self, corpus: Corpus, settings: Settings | None = None,
-                 query_specs: Sequence[str | QuerySet] | None = None):
+                 query_specs: Sequence[str | QuerySet] | None = None,
+                 result_cache: bool = True):
         """`query_specs` are builder names or JSONL paths, built on first use, or ready
-        QuerySets; by default every builder that yields queries on the corpus."""
+        QuerySets; by default every builder that yields queries on the corpus.
+        `result_cache`: reuse and store results on disk across runs (see above)."""
         self.corpus = corpus
         self.settings = settings or Settings()
+        self.result_cache = result_cache
         specs = list(query_specs) if query_specs else queries.build_default_query_sets(
             corpus, max_queries=self.settings.max_queries, seed=self.settings.seed)
         self._query_sets: dict[str, QuerySet] = {
@@ -159,13 +176,20 @@ class Evaluation:
             ranked = _merge_into_parents(children, chunked.parent_of, depth)
         return ranked, time.perf_counter() - t0
 
-    def result(self, strategy_name: str, retriever: str, spec: str) -> dict:
+    def result(self, strategy_name: str, retriever: str, spec: str, store: bool = True) -> dict:
+        """One result entry. `store=False` still reads the result cache but adds nothing to
+        it (calibration's throwaway variants)."""
         key = (strategy_name, retriever, spec)
         if key not in self._results:
             s = self.settings
             qs = self.query_set(spec)
             chunked = self.chunked(strategy_name, spec)
             r = retrieval.get(retriever)
+            stored_key = self.result_key(chunked, retriever, qs) if self.result_cache else None
+            stored = cache.load_result(stored_key) if stored_key else None
+            if stored is not None and _fits(stored, retriever, qs.name):
+                self._results[key] = _reused(stored, strategy_name, chunked)
+                return self._results[key]
             embedded, cached = self._embedding_counts()
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
@@ -192,8 +216,30 @@ class Evaluation:
                               for row in scores.retrieved for d, a, b, _ in row
                               if (d, a, b) in chunked.rewritten},
                 "per_query": scores.per_query(),
+                "reused": False,  # true when read from the result cache
             }
+            if stored_key and store:
+                cache.store_result(stored_key, self._results[key])
         return self._results[key]
+
+    def result_key(self, chunked: Chunked, retriever: str, qs: QuerySet) -> str:
+        """The result cache's key: everything a result's numbers depend on, but the name of
+        the strategy (equal chunks give equal results) and what the chunking gives."""
+        s = self.settings
+        parents = (None if chunked.parent_of is None
+                   else hashlib.sha256(chunked.parent_of.astype("<i8").tobytes()).hexdigest())
+        length = None
+        if s.length != metrics.LENGTH:  # an outside measure: its module's source counts
+            metrics.length_function(s.length)
+            length = _module_digest(sys.modules.get(s.length.partition(":")[0]))
+        return _digest({
+            "format": cache.RESULT_FORMAT, "chunkeval": __version__, "code": _code_digest(),
+            "libraries": _library_versions(),
+            "chunks": chunked.stats["hash"], "parents": parents,
+            "retriever": _retriever_identity(retriever),
+            "analyzer": self.analyzer, "query_set": [qs.name, qs.fingerprint],
+            "settings": s.to_json(), "length": length,
+            "depth": [SEARCH_DEPTH, CHILD_DEPTH_FACTOR]})
 
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
@@ -278,6 +324,11 @@ class Evaluation:
             "analyzer": self.analyzer,
             "embeddings": {k: sum(x.get("embeddings", {}).get(k, 0) for x in results)
                            for k in ("embedded", "cached")},
+            # how many entries came from the result cache (their index and search seconds are
+            # those measured when they were stored) and how many were evaluated in this run
+            "result_cache": {"enabled": self.result_cache,
+                             "reused": sum(1 for x in results if x.get("reused")),
+                             "evaluated": sum(1 for x in results if not x.get("reused"))},
             "results": results,
         }
 
@@ -313,6 +364,81 @@ def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
     for c in searched:
         h.update(json.dumps(["searched", c.indexed], ensure_ascii=False).encode("utf-8") + b"\n")
     return h.hexdigest()
+
+
+def _fits(stored: dict, retriever: str, query_set: str) -> bool:
+    """A stored entry has the shape of a result for this retriever and query set (guards
+    against a file written by another layout under the same format number)."""
+    return (stored.get("retriever") == retriever and stored.get("query_set") == query_set
+            and isinstance(stored.get("metrics"), dict) and isinstance(stored.get("seconds"), dict)
+            and isinstance(stored.get("per_query"), list))
+
+
+def _reused(stored: dict, strategy_name: str, chunked: Chunked) -> dict:
+    """A stored entry with what this run's chunking gives; the keys keep their order, so the
+    entry's JSON is the fresh one's but for timings, embedding counters and `reused`."""
+    stored["strategy"] = strategy_name
+    stored["embeddings"] = {"embedded": 0, "cached": 0}
+    stored["metrics"]["cut_rate"] = chunked.cut
+    stored["chunks"] = chunked.stats
+    stored["seconds"]["split"] = round(chunked.seconds, 4)
+    stored["reused"] = True
+    return stored
+
+
+def _digest(obj) -> str:
+    data = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+_CODE: str | None = None
+
+
+def _code_digest() -> str:
+    """sha256 of chunkeval's own source: a checkout edited in place keeps its version
+    number, and its old results must not be reused."""
+    global _CODE
+    if _CODE is None:
+        from pathlib import Path
+        h = hashlib.sha256()
+        package = Path(__file__).parent
+        for path in sorted(package.rglob("*.py")):
+            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+        _CODE = h.hexdigest()
+    return _CODE
+
+
+def _library_versions() -> dict:
+    """Versions of the libraries the numbers come from (SVD, sparse products, rounding)."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for name in ("numpy", "scipy", "scikit-learn"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _module_digest(module) -> str | None:
+    """sha256 of the file a module was loaded from (an outside retriever or length measure
+    whose code changed without a new version must not reuse old results)."""
+    path = getattr(module, "__file__", None)
+    try:
+        return hashlib.sha256(open(path, "rb").read()).hexdigest() if path else None
+    except OSError:
+        return None
+
+
+def _retriever_identity(name: str) -> dict:
+    r = retrieval.get(name)
+    fn = r.embed or r.build
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    own = module is not None and module.__name__.split(".")[0] == __package__
+    return {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
+            # chunkeval's own retrievers are covered by _code_digest
+            "code": None if fn is None or own else _module_digest(module),
+            "parts": [_retriever_identity(p) for p in r.fuses]}
 
 
 def corpus_summary(corpus: Corpus) -> dict:

@@ -52,9 +52,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for s in SETTINGS:
         listed = s.kind in ("list", "paths")
         help = s.help + (" (comma-separated)" if listed else "")
-        if s.flag and s.kind == "bool":
+        if s.flag and s.kind == "bool":  # on by default: the option turns it off
             group.addoption(s.pytest_option, dest=_dest(s.name), action="store_const",
-                            const=True, default=None, help=help)
+                            const=not s.default, default=None,
+                            help=f"turn off (default on): {help}" if s.default else help)
         elif s.flag:
             group.addoption(s.pytest_option, dest=_dest(s.name), default=None,
                             metavar=s.name.upper(), help=help)
@@ -193,7 +194,8 @@ class State:
             from .evaluate import Evaluation
             try:
                 self._evaluation = Evaluation(self.corpus, self.cfg.settings(),
-                                              query_specs=self.cfg.query_sets or None)
+                                              query_specs=self.cfg.query_sets or None,
+                                              result_cache=self.cfg.result_cache)
                 self._evaluation.analyzer  # a bad name fails here, once
             except (InputError, ValueError, ConfigError) as e:
                 raise ChunkevalError(f"chunkeval: {e}") from None

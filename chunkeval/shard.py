@@ -167,6 +167,11 @@ def merge(docs: list[tuple[str, dict]]) -> dict:
                          f"{'|'.join(absent[0])}")
     merged = {k: v for k, v in first.items() if k != "shard"}
     merged["results"] = [results[k] for k in sorted(results, key=order.__getitem__)]
+    if "result_cache" in first:  # counted over every shard, not taken from the first
+        merged["result_cache"] = {
+            "enabled": any(d.get("result_cache", {}).get("enabled") for _, d in docs),
+            "reused": sum(1 for r in merged["results"] if r.get("reused")),
+            "evaluated": sum(1 for r in merged["results"] if not r.get("reused"))}
     return merged
 
 

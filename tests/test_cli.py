@@ -117,3 +117,23 @@ def test_run_writes_the_three_files_and_compare_reads_them(corpus_dir, tmp_path,
     text = capsys.readouterr().out
     assert "recall@k" in text and "95% CI" in text
     assert main(["compare", "structure-400", "nope", "--results", str(out / "results.json")]) == 2
+
+
+def test_a_second_run_reuses_results_and_cache_clear_empties_them(corpus_dir, tmp_path, capsys):
+    args = ["run", "--corpus", str(corpus_dir), "--queries", "section-titles",
+            "--strategies", "fixed-200", "--retrievers", "bm25,hybrid", "--jobs", "1"]
+    assert main([*args, "--out", str(tmp_path / "one")]) == 0
+    assert "results: 2 evaluated, 0 reused" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "two")]) == 0
+    assert "results: 0 evaluated, 2 reused" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "two" / "results.json").read_text(encoding="utf-8"))
+    assert doc["result_cache"] == {"enabled": True, "reused": 2, "evaluated": 0}
+    assert main([*args, "--no-result-cache", "--out", str(tmp_path / "off")]) == 0
+    assert "results: 2 evaluated (result cache off)" in capsys.readouterr().out
+    assert main(["cache", "info"]) == 0
+    info = capsys.readouterr().out
+    assert "result cache" in info and ": 2 results" in info and "parsed corpora" in info
+    assert main(["cache", "clear"]) == 0
+    assert "cleared the result cache" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "three")]) == 0
+    assert "results: 2 evaluated, 0 reused" in capsys.readouterr().out

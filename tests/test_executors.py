@@ -24,8 +24,9 @@ def test_ray_cluster_gives_the_process_pool_results(tmp_path, monkeypatch, capsy
     docs.mkdir()
     for name, text in corpus_pages(24).items():
         (docs / name).write_text(text, encoding="utf-8")
+    # both evaluate: with the result cache, the second run would only read the first's results
     common = ["--corpus", str(docs), "--strategies", STRATEGIES, "--retrievers", "bm25,lsa,hybrid",
-              "--jobs", "2"]
+              "--jobs", "2", "--no-result-cache"]
     assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
     assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
     pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
@@ -54,7 +55,7 @@ def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, 
 @pytest.mark.corpus
 def test_ray_on_the_default_corpus_gives_the_process_pool_results(tmp_path, capsys):
     common = ["--strategies", "fixed-800,structure-400+prefix", "--retrievers", "bm25,lsa",
-              "--max-queries", "200", "--jobs", "2"]
+              "--max-queries", "200", "--jobs", "2", "--no-result-cache"]
     assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
     assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
     pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))

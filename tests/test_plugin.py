@@ -429,3 +429,19 @@ def test_a_baseline_measured_with_another_length_function_is_not_compared(projec
     bad = run(project, "--chunkeval-length", "lenmod11:nope", only="mywin")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "length 'lenmod11:nope': 'lenmod11' has no attribute 'nope'" in bad.stderr.str()
+
+
+def test_a_second_session_reuses_the_results_of_the_first(project, monkeypatch):
+    record(project)
+    stored = sorted(Path(os.environ["CHUNKEVAL_CACHE"]).glob("results/*/*.json.gz"))
+    assert len(stored) == len(METRIC_STRATEGIES.split(","))  # one retriever, one query set
+
+    def refuse(*args, **kw):
+        raise AssertionError("an index was built although its result was cached")
+    monkeypatch.setattr(chunkeval.evaluate.Evaluation, "index", refuse)
+    again = run(project)
+    assert again.ret == 0, again.stdout.str()
+    assert again.parseoutcomes().get("passed", 0) >= len(METRIC_STRATEGIES.split(","))
+    # off: evaluated again, so the refused index fails every metric test
+    off = run(project, "--chunkeval-no-result-cache")
+    assert off.ret == 1 and "an index was built" in off.stdout.str()

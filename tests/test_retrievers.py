@@ -181,7 +181,15 @@ def test_cli_outside_retriever_and_cache_hits(outside, capsys):
     assert doc["embeddings"]["embedded"] > 0
     assert "letters" in (outside / "out" / "report.md").read_text(encoding="utf-8")
 
-    # second run: nothing embedded
+    # a second run reuses every result: no embedding is even looked up
+    assert _run(outside, outside / "out1", *args) == 0
+    capsys.readouterr()
+    reused = json.loads((outside / "out1" / "results.json").read_text(encoding="utf-8"))
+    assert reused["embeddings"] == {"embedded": 0, "cached": 0}
+    assert reused["result_cache"]["evaluated"] == 0
+
+    # evaluated again (result cache off): nothing embedded, every text from the cache
+    args.append("--no-result-cache")
     assert _run(outside, outside / "out2", *args) == 0
     assert "embeddings: 0 texts embedded" in capsys.readouterr().out
     again = json.loads((outside / "out2" / "results.json").read_text(encoding="utf-8"))
@@ -191,7 +199,7 @@ def test_cli_outside_retriever_and_cache_hits(outside, capsys):
     # a changed strategy embeds only its new chunk texts: fixed-200 is unchanged, fixed-400
     # shares no chunk with it on these pages
     assert _run(outside, outside / "out3", "--retriever", "mymod:embed", "--retrievers",
-                "letters", "--strategies", "fixed-200,fixed-400") == 0
+                "letters", "--strategies", "fixed-200,fixed-400", "--no-result-cache") == 0
     third = json.loads((outside / "out3" / "results.json").read_text(encoding="utf-8"))
     by = {r["strategy"]: r["embeddings"] for r in third["results"]}
     assert by["fixed-200"]["embedded"] == 0

@@ -24,9 +24,11 @@ def docs(tmp_path, monkeypatch):
 
 
 def without_timings(doc: dict) -> dict:
-    """Seconds are measured, so they differ between any two runs."""
-    return {**doc, "results": [{k: v for k, v in r.items() if k != "seconds"}
-                               for r in doc["results"]]}
+    """Seconds are measured, so they differ between any two runs; the shards reuse the whole
+    run's results from the result cache, which it evaluated."""
+    return {**{k: v for k, v in doc.items() if k != "result_cache"},
+            "results": [{k: v for k, v in r.items() if k not in ("seconds", "reused")}
+                        for r in doc["results"]]}
 
 
 def test_parse_accepts_i_of_n_and_rejects_the_rest():
@@ -74,6 +76,9 @@ def test_sharded_runs_merge_into_the_unsharded_run(docs, tmp_path, capsys):
     assert "merged 2 shard(s)" in capsys.readouterr().out
     merged = json.loads((merged_dir / "results.json").read_text(encoding="utf-8"))
     whole = json.loads((tmp_path / "whole" / "results.json").read_text(encoding="utf-8"))
+    n = len(whole["results"])
+    assert whole["result_cache"] == {"enabled": True, "reused": 0, "evaluated": n}
+    assert merged["result_cache"] == {"enabled": True, "reused": n, "evaluated": 0}
     assert without_timings(merged) == without_timings(whole)
     assert (merged_dir / "report.html").is_file()
 
