@@ -8,6 +8,14 @@ concurrent updates keep every entry. A verdict is a paired test of the new per-q
 against the recorded ones: a metric regressed only when the bootstrap interval of the mean
 difference lies wholly below zero *and* the drop is at least `min_effect`. The same bounds
 upward mark an improvement, which is reported, never failed.
+
+An entry may carry a calibrated noise floor (`chunkeval calibrate STRATEGY --record`): per
+metric, the mean and spread of the differences that harmless variants of the strategy (its
+boundaries shifted) made against this very entry. Then the verdict asks two questions: does
+the drop exceed what re-chunking noise explains (a prediction bound from those variants, at
+the family-wise level) and what query sampling explains (a 95% paired bootstrap)? The
+bootstrap alone answers the second question only, and is about twice as wide as the first
+needs on the default corpus (README, "How much to trust the gate").
 """
 
 from __future__ import annotations
@@ -46,6 +54,10 @@ GATED = ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k")
 # --update-baselines=MODE: every selected entry; only the selected entries that fail, changed
 # their chunks or are missing; or every selected entry, replacing an unreadable file.
 UPDATE_MODES = ("all", "failing", "replace")
+# With a calibrated noise floor, the query-sampling interval is a plain 95% one: the floor
+# already carries the family-wise bound.
+NOISE_CONFIDENCE = 0.95
+MIN_NOISE_TRIALS = 3
 LOCK_TIMEOUT = 600  # seconds to wait for another run's update of the same file
 
 
@@ -67,6 +79,14 @@ class Tolerance:
         that one-sided, P(any harmless comparison falls wholly below 0) <= alpha."""
         return 1 - 2 * self.alpha / max(1, self.family)
 
+    def noise_margin(self, noise: dict) -> float:
+        """Half-width of the prediction interval of one more harmless difference, one-sided
+        at alpha / family, from a noise floor {"offset", "sd", "trials"} (Student's t)."""
+        from scipy.stats import t
+        j = noise["trials"]
+        q = float(t.ppf(1 - self.alpha / max(1, self.family), j - 1))
+        return q * noise["sd"] * math.sqrt(1 + 1 / j)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -79,15 +99,25 @@ class Verdict:
     status: str  # "ok", "regressed", "improved"
     gated: bool = True
     confidence: float = 0.95
+    # with a calibrated noise floor: the range of differences harmless variants make
+    harmless: tuple[float, float] | None = None
 
     def describe(self) -> str:
         """In points, as the summary table shows them."""
+        floor = ("" if self.harmless is None else
+                 f"; harmless variants {self.harmless[0] * 100:+.1f} to "
+                 f"{self.harmless[1] * 100:+.1f}")
         return (f"{self.metric}: {self.value * 100:.1f}% vs baseline {self.baseline * 100:.1f}% "
                 f"(diff {self.diff * 100:+.1f} points, {self.confidence:.1%} CI "
-                f"{self.low * 100:+.1f} to {self.high * 100:+.1f}) -> {self.status}")
+                f"{self.low * 100:+.1f} to {self.high * 100:+.1f}{floor}) -> {self.status}")
 
     def to_json(self) -> dict:
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        if self.harmless is None:
+            del out["harmless"]
+        else:
+            out["harmless"] = [round(v, 6) for v in self.harmless]
+        return out
 
 
 def key(strategy: str, retriever: str, query_set: str) -> str:
@@ -151,8 +181,10 @@ def entry_from_result(result: dict, complete_at: float) -> dict:
 
 
 def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> list[Verdict]:
-    """One verdict per metric both sides have; only gated metrics can regress."""
+    """One verdict per metric both sides have; only gated metrics can regress. A metric with
+    a noise floor in the entry is judged against it (see the module notes)."""
     new = series(result, complete_at)
+    noise = entry.get("noise", {})
     pq = entry["per_query"]
     old_cov = np.asarray(pq["coverage"], dtype=float)
     old = {"coverage": old_cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
@@ -171,16 +203,26 @@ def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> li
         # Every comparison with NaN is false: a NaN would pass any bound.
         if not (np.isfinite(a).all() and np.isfinite(b).all()):
             raise ValueError(f"{metric}: a value is not a finite number")
+        floor = noise.get(metric)
+        confidence = tol.confidence if floor is None else NOISE_CONFIDENCE
         ci = paired_bootstrap(a, b, resamples=tol.resamples, seed=tol.seed,
-                              confidence=tol.confidence)
+                              confidence=confidence)
+        harmless = None
+        below, above = ci.high < 0, ci.low > 0
+        if floor is not None:
+            margin = tol.noise_margin(floor)
+            harmless = (floor["offset"] - margin, floor["offset"] + margin)
+            below = below and ci.diff < harmless[0]
+            above = above and ci.diff > harmless[1]
         gated = metric in tol.gated
         status = "ok"
-        if gated and ci.high < 0 and ci.diff <= -tol.min_effect:
+        if gated and below and ci.diff <= -tol.min_effect:
             status = "regressed"
-        elif ci.low > 0 and ci.diff >= tol.min_effect:
+        elif above and ci.diff >= tol.min_effect:
             status = "improved"
         verdicts.append(Verdict(metric, float(b.mean()), float(a.mean()), float(ci.diff),
-                                float(ci.low), float(ci.high), status, gated, tol.confidence))
+                                float(ci.low), float(ci.high), status, gated, confidence,
+                                harmless))
     return verdicts
 
 
@@ -223,6 +265,10 @@ def _check_entry(name: str, e) -> str | None:
         return "chunks_hash is not a sha256 hex digest"
     if "params" in e and not isinstance(e["params"], dict):
         return "params is not an object"
+    if "noise" in e:
+        problem = _check_noise(e["noise"])
+        if problem:
+            return problem
     pq = e["per_query"]
     if not isinstance(pq, dict):
         return "per_query is not an object"
@@ -246,6 +292,24 @@ def _check_entry(name: str, e) -> str | None:
         lengths.add(len(first))
     if len(lengths) > 1:
         return "the per_query lists differ in length"
+    return None
+
+
+def _check_noise(noise) -> str | None:
+    if not isinstance(noise, dict):
+        return "noise is not an object"
+    for m, n in noise.items():
+        if m not in METRICS:
+            return f"noise.{m}: not a metric (known: {', '.join(METRICS)})"
+        if not isinstance(n, dict):
+            return f"noise.{m} is not an object"
+        if not (type(n.get("offset")) in (int, float) and math.isfinite(n["offset"])
+                and -1 <= n["offset"] <= 1):
+            return f"noise.{m}.offset is {n.get('offset')!r}, not a number in [-1, 1]"
+        if not (type(n.get("sd")) in (int, float) and math.isfinite(n["sd"]) and n["sd"] >= 0):
+            return f"noise.{m}.sd is {n.get('sd')!r}, not a number >= 0"
+        if type(n.get("trials")) is not int or n["trials"] < MIN_NOISE_TRIALS:
+            return f"noise.{m}.trials is {n.get('trials')!r}, not a count >= {MIN_NOISE_TRIALS}"
     return None
 
 
@@ -372,8 +436,15 @@ class Baseline:
                                if k in corpus}
         self.data["settings"] = compared
         self.data["query_sets"].update(query_sets)
-        self.data["entries"][key(result["strategy"], result["retriever"], result["query_set"])] = \
-            entry_from_result(result, settings["complete_at"])
+        k = key(result["strategy"], result["retriever"], result["query_set"])
+        new = entry_from_result(result, settings["complete_at"])
+        old = self.data["entries"].get(k)
+        # A noise floor is measured against the entry's own numbers: it survives a re-record
+        # only when nothing it was measured against changed.
+        if old and "noise" in old and all(old.get(f) == new.get(f) for f in
+                                           ("per_query", "chunks_hash", *RETRIEVER_FIELDS)):
+            new["noise"] = old["noise"]
+        self.data["entries"][k] = new
         return dropped
 
     def needs_update(self, rec: dict, tol: Tolerance) -> str | None:
@@ -495,6 +566,39 @@ def update_file(path: str | Path, records: list[dict], mode: str = "all", *,
         if known_strategies is not None:
             summary.stale = baseline.stale(known_strategies)
     return summary
+
+
+def record_noise(path: str | Path, measured: dict[str, dict], *,
+                 identity: str | None = None) -> list[str]:
+    """Write calibrated noise floors into the entries they were measured against, under the
+    update lock; returns the keys written. `measured` maps an entry key to {"entry": the
+    calibration's own entry for it (entry_from_result), "noise": {metric: {"offset", "sd",
+    "trials"}}}. Raises BaselineError naming every entry that is missing or holds other
+    numbers than the calibration measured: its floor would describe another baseline."""
+    path = Path(path)
+    how = ("record the baseline first (`pytest --update-baselines`), then calibrate again")
+    if not path.is_file():
+        raise BaselineError(f"{path}: no baseline file; {how}")
+    with locked(path.parent, f"{path}: another run has been updating a baseline here for "
+                             f"{LOCK_TIMEOUT} s; try again when it has finished"):
+        baseline = Baseline.load(path)
+        if identity is not None:
+            baseline.check_corpus_identity(identity)
+        wrong = []
+        for k, m in measured.items():
+            entry = baseline.data["entries"].get(k)
+            if entry is None:
+                wrong.append(f"{k} (no entry)")
+            elif (entry.get("chunks_hash") != m["entry"].get("chunks_hash")
+                  or entry["per_query"].get("coverage") != m["entry"]["per_query"]["coverage"]):
+                wrong.append(f"{k} (recorded from other chunks or another retriever version)")
+        if wrong:
+            raise BaselineError(f"{path}: cannot record the noise floor for "
+                                f"{'; '.join(wrong)}; {how}")
+        for k, m in measured.items():
+            baseline.data["entries"][k]["noise"] = m["noise"]
+        baseline.save()
+    return sorted(measured)
 
 
 @contextlib.contextmanager

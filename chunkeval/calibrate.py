@@ -11,6 +11,12 @@ result as the baseline; a variant fails when any gated comparison of the strateg
 
 The per-query series of every variant are kept in the table, so another tolerance can be
 judged on the same trials without evaluating them again (`judge`).
+
+The harmless variants also measure the strategy's own noise floor: per comparison, the mean
+and spread of the differences they make (`noise_floors`). Recorded into the baseline
+(`--record`), it replaces the Bonferroni bootstrap's width with the spread re-chunking really
+has (baselines.compare). Judged with the floor, each harmless variant is tested against a
+floor measured without it (leave one out), so its false-alarm count is out of sample.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import strategies
-from .baselines import METRICS, Tolerance, compare, entry_from_result
+from .baselines import METRICS, Tolerance, compare, entry_from_result, series
 from .evaluate import Evaluation
 from .model import Chunk, Document
 from .progress import Progress
@@ -135,21 +141,72 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
     return doc
 
 
-def judge(doc: dict, tol: Tolerance, family: int | None = None) -> dict:
+def _mean_diffs(result: dict, entry: dict, complete_at: float) -> dict[str, float]:
+    """metric -> mean per-query difference of a result against an entry, as compare takes it."""
+    new = series(result, complete_at)
+    pq = entry["per_query"]
+    old = {"coverage": np.asarray(pq["coverage"], float),
+           "budget_coverage": np.asarray(pq["budget_coverage"], float),
+           "complete": (np.asarray(pq["coverage"], float) >= complete_at).astype(float),
+           "doc_hit": np.asarray(pq["doc_hit"], float)}
+    old |= {n: np.asarray(pq[n], float) for n in ("rr", "ndcg") if n in pq}
+    return {m: float((new[src] - old[src]).mean()) for m, src in METRICS.items()
+            if src in new and src in old and len(old[src])}
+
+
+def harmless_diffs(doc: dict) -> dict[str, dict[str, np.ndarray]]:
+    """Per comparison and metric, the mean differences of the harmless trials (in order)."""
+    entries = {c: entry_from_result(doc["baseline"][c], doc["complete_at"]) for c in doc["baseline"]}
+    rows = {c: [_mean_diffs(t["results"][c], entries[c], doc["complete_at"])
+                for t in doc["trials"] if not t["drop"]] for c in entries}
+    return {c: {m: np.array([r[m] for r in rs]) for m in (rs[0] if rs else {})}
+            for c, rs in rows.items()}
+
+
+def noise_floors(diffs: dict[str, dict[str, np.ndarray]], leave_out: int | None = None
+                 ) -> dict[str, dict[str, dict]]:
+    """Per comparison and metric, {"offset", "sd", "trials"} of the harmless differences,
+    without trial `leave_out`. Empty when fewer than 3 trials remain (no spread to trust)."""
+    out: dict[str, dict[str, dict]] = {}
+    for c, by_metric in diffs.items():
+        for m, d in by_metric.items():
+            if leave_out is not None:
+                d = np.delete(d, leave_out)
+            if len(d) >= 3:
+                out.setdefault(c, {})[m] = {"offset": round(float(d.mean()), 6),
+                                            "sd": round(float(d.std(ddof=1)), 6),
+                                            "trials": int(len(d))}
+    return out
+
+
+def judge(doc: dict, tol: Tolerance, family: int | None = None,
+          calibrated: bool = False) -> dict:
     """The table: false-alarm rate over harmless trials, and per drop share and comparison
     the mean drop (points) and the share of trials caught. The family defaults to every
-    gated comparison of the trials (as the plugin counts them)."""
+    gated comparison of the trials (as the plugin counts them). `calibrated` judges with the
+    noise floor the harmless trials measure (leave one out for the harmless trials)."""
     cases = list(doc["baseline"])
     entries = {c: entry_from_result(doc["baseline"][c], doc["complete_at"]) for c in cases}
     tol = replace(tol, family=family or len(cases) * len(tol.gated))
     harmless = [t for t in doc["trials"] if not t["drop"]]
+    diffs = harmless_diffs(doc) if calibrated else {}
+
+    def with_floor(leave_out: int | None = None) -> dict:
+        if not calibrated:
+            return entries
+        floors = noise_floors(diffs, leave_out)
+        return {c: {**e, **({"noise": floors[c]} if c in floors else {})}
+                for c, e in entries.items()}
+
     alarms = []
-    for t in harmless:
+    for i, t in enumerate(harmless):
+        judged = with_floor(i)
         failed = [f"{c} {v.metric} {v.diff * 100:+.1f}"
-                  for c in cases for v in compare(t["results"][c], entries[c],
+                  for c in cases for v in compare(t["results"][c], judged[c],
                                                    doc["complete_at"], tol)
                   if v.status == "regressed"]
         alarms.append(failed)
+    entries = with_floor()
     degraded: dict[float, dict] = {}
     failed: dict[float, list[bool]] = {}  # did the strategy fail at all
     for t in doc["trials"]:
@@ -165,6 +222,7 @@ def judge(doc: dict, tol: Tolerance, family: int | None = None) -> dict:
                 statuses.append(v.status)
         failed.setdefault(t["drop"], []).append("regressed" in statuses)
     table = {"strategy": doc["strategy"], "trials": len(harmless),
+             "gate": "calibrated" if calibrated else "bootstrap",
              "alpha": tol.alpha, "family": tol.family, "gated": list(tol.gated),
              "min_effect": tol.min_effect, "confidence": tol.confidence,
              "false_alarms": sum(1 for a in alarms if a),
@@ -192,11 +250,18 @@ def detectable(table: dict) -> dict:
 
 
 def format_table(table: dict) -> str:
+    if table.get("gate") == "calibrated":
+        how = (f"gate with the noise floor of the harmless variants (each judged against a "
+               f"floor measured without it), family-wise level {table['alpha']:.0%} over "
+               f"{table['family']} gated comparisons, and a 95% bootstrap; min effect "
+               f"{table['min_effect'] * 100:g} points")
+    else:
+        how = (f"bootstrap gate, family-wise level {table['alpha']:.0%} over {table['family']} "
+               f"gated comparisons, each at {table['confidence']:.2%}, min effect "
+               f"{table['min_effect'] * 100:g} points")
     lines = [f"calibration of {table['strategy']}: {table['trials']} harmless variants, "
              f"{table['false_alarms']} failed the gate "
-             f"({(table['false_alarm_rate'] or 0) * 100:.1f}%; family-wise level "
-             f"{table['alpha']:.0%} over {table['family']} gated comparisons, each at "
-             f"{table['confidence']:.2%}, min effect {table['min_effect'] * 100:g} points)"]
+             f"({(table['false_alarm_rate'] or 0) * 100:.1f}%; {how})"]
     for a in table["alarms"]:
         lines.append(f"  false alarm: {'; '.join(a)}")
     drops = list(table["drops"])
@@ -228,5 +293,5 @@ def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 
     return int(np.ceil((z * sd / effect) ** 2))
 
 
-__all__ = ["DROPS", "METRICS", "detectable", "format_table", "judge", "queries_needed",
-           "run_trials", "shifted", "truncated", "variant"]
+__all__ = ["DROPS", "METRICS", "detectable", "format_table", "harmless_diffs", "judge",
+           "noise_floors", "queries_needed", "run_trials", "shifted", "truncated", "variant"]

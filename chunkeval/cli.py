@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from . import __version__, config, retrieval, strategies
+from .baselines import BaselineError
 from .cache import atomic_write
 from .config import ConfigError
 from .corpus import CorpusError
@@ -206,6 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="METRICS", help="gated metrics (default: the four of the seed)")
     cal.add_argument("--out", default="chunkeval-results", metavar="DIR",
                      help="where calibration-<strategy>.json and .md go")
+    cal.add_argument("--record", action="store_true",
+                     help="write the strategy's measured noise floor into its baseline entries; "
+                          "the gate then judges drops against it (README, 'How much to trust "
+                          "the gate')")
+    cal.add_argument("--from-trials", metavar="FILE",
+                     help="judge (and --record) the trials of an earlier calibrate run, "
+                          "calibration-<strategy>-trials.json, instead of evaluating anew")
     return parser
 
 
@@ -227,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
     except (UsageError, ConfigError, CorpusError, InputError, strategies.SplitterError,
-            retrieval.RetrieverError, ExecutorError, MergeError, KeyError, ValueError) as e:
+            retrieval.RetrieverError, ExecutorError, MergeError, BaselineError, KeyError,
+            ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"chunkeval: error: {msg}", file=sys.stderr)
         return 2
@@ -532,19 +541,59 @@ def _calibrate(args) -> int:
     if any(not 0 < d < 1 for d in drops) or args.trials < 1 or not 0 < args.alpha < 1:
         raise UsageError("--drops must lie in (0, 1), --trials be >= 1, --alpha in (0, 1)")
     corpus, evaluation = _load(args)
-    trials = calibrate.run_trials(evaluation, args.strategy, rets, trials=args.trials,
-                                  drops=drops, drop_trials=args.drop_trials)
-    table = calibrate.judge(trials, Tolerance(min_effect=args.min_effect, alpha=args.alpha,
-                                              gated=gated))
-    text = calibrate.format_table(table)
+    if args.from_trials:
+        trials = _read_trials(args.from_trials, args.strategy)
+    else:
+        trials = calibrate.run_trials(evaluation, args.strategy, rets, trials=args.trials,
+                                      drops=drops, drop_trials=args.drop_trials)
+    tol = Tolerance(min_effect=args.min_effect, alpha=args.alpha, gated=gated)
+    tables = {"bootstrap": calibrate.judge(trials, tol),
+              "calibrated": calibrate.judge(trials, tol, calibrated=True)}
+    text = "\n\n".join(calibrate.format_table(t) for t in tables.values())
+    floors = calibrate.noise_floors(calibrate.harmless_diffs(trials))
     out = Path(args.out)
     stem = f"calibration-{args.strategy}"
-    atomic_write(out / f"{stem}-trials.json", json.dumps(trials, ensure_ascii=False) + "\n")
-    atomic_write(out / f"{stem}.json", json.dumps(table, ensure_ascii=False, indent=1) + "\n")
+    if not args.from_trials:
+        atomic_write(out / f"{stem}-trials.json", json.dumps(trials, ensure_ascii=False) + "\n")
+    atomic_write(out / f"{stem}.json", json.dumps({**tables, "noise": floors},
+                                                  ensure_ascii=False, indent=1) + "\n")
     atomic_write(out / f"{stem}.md", f"```\n{text}\n```\n")
     print(text)
-    print(f"\nwrote {out / (stem + '.json')}, {out / (stem + '.md')}, {out / (stem + '-trials.json')}")
+    print(f"\nwrote {out / (stem + '.json')}, {out / (stem + '.md')}"
+          + ("" if args.from_trials else f", {out / (stem + '-trials.json')}"))
+    if args.record:
+        _record_noise(args, corpus, trials, floors)
     return _report_problems(_problems(corpus, evaluation), args.config.strict)
+
+
+def _read_trials(path: str, strategy: str) -> dict:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        ok = (isinstance(doc, dict) and isinstance(doc.get("baseline"), dict)
+              and isinstance(doc.get("trials"), list) and "complete_at" in doc)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(path, f"cannot read the calibration trials: {e}") from None
+    if not ok:
+        raise InputError(path, "not a calibration trials document (calibrate writes "
+                               "calibration-<strategy>-trials.json)")
+    if doc.get("strategy") != strategy:
+        raise InputError(path, f"holds the trials of {doc.get('strategy')!r}, not {strategy!r}")
+    return doc
+
+
+def _record_noise(args, corpus, trials: dict, floors: dict) -> None:
+    from .baselines import (baseline_path, corpus_identity, entry_from_result, key,
+                            record_noise)
+    path = baseline_path(args.config.baselines, corpus.name)
+    measured = {}
+    for case, noise in floors.items():
+        retriever, query_set = case.split("|", 1)
+        measured[key(args.strategy, retriever, query_set)] = {
+            "entry": entry_from_result(trials["baseline"][case], trials["complete_at"]),
+            "noise": noise}
+    written = record_noise(path, measured,
+                           identity=corpus_identity(args.config.corpus, args.config.root))
+    print(f"recorded the noise floor of {len(written)} entries in {path}")
 
 
 # -- init ----------------------------------------------------------------------------------------

@@ -330,3 +330,35 @@ def test_rank_metrics_and_first_chunks_are_kept_and_compared_when_both_sides_hav
     assert {"mrr_at_k", "ndcg_at_k"} <= metrics
     old_entry = entry_from_result(_result(OLD), COMPLETE_AT)  # recorded before rank metrics
     assert "mrr_at_k" not in {v.metric for v in compare(result, old_entry, COMPLETE_AT, Tolerance())}
+
+
+def test_a_noise_floor_in_the_entry_judges_the_drop_and_is_validated():
+    from chunkeval.baselines import Tolerance, _check_entry, compare
+    # 40 queries, per-query noise of +-0.1: the Bonferroni bootstrap (a family of 24) leaves
+    # a 4-point drop unshown
+    base = [0.5] * 40
+    now = [0.46 + (0.1 if i % 2 else -0.1) for i in range(40)]
+    result = {"per_query": [{"coverage": v, "budget_coverage": v, "doc_hit": True} for v in now],
+              "metrics": {"cut_rate": {"value": 0.0}}, "chunks": {"count": 1}}
+    entry = {"per_query": {"coverage": base, "budget_coverage": base, "doc_hit": [1] * 40}}
+    tol = Tolerance(gated=("recall_at_k",), family=24)
+    (plain,) = [v for v in compare(result, entry, 0.95, tol) if v.metric == "recall_at_k"]
+    assert plain.status == "ok" and plain.harmless is None
+    floor = {"offset": 0.0, "sd": 0.004, "trials": 20}
+    (v,) = [v for v in compare(result, {**entry, "noise": {"recall_at_k": floor}}, 0.95, tol)
+            if v.metric == "recall_at_k"]
+    assert v.status == "regressed" and v.confidence == 0.95
+    assert v.harmless[0] == pytest.approx(-tol.noise_margin(floor))
+    assert "harmless variants" in v.describe() and "harmless" in v.to_json()
+    # a wide floor (re-chunking is that noisy) lets the same drop pass
+    wide = {**floor, "sd": 0.03}
+    (v,) = [v for v in compare(result, {**entry, "noise": {"recall_at_k": wide}}, 0.95, tol)
+            if v.metric == "recall_at_k"]
+    assert v.status == "ok"
+    good = {"metrics": {m: 0.5 for m in ("recall_at_k", "budget_recall", "complete_rate",
+                                         "doc_hit_at_k")},
+            "cut_rate": 0.0, "chunks": 1, "per_query": entry["per_query"]}
+    assert _check_entry("s|r|q", {**good, "noise": {"recall_at_k": floor}}) is None
+    assert "trials" in _check_entry("s|r|q", {**good, "noise": {"recall_at_k": {**floor,
+                                                                              "trials": 1}}})
+    assert "not a metric" in _check_entry("s|r|q", {**good, "noise": {"recal": floor}})

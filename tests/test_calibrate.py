@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from chunkeval.calibrate import judge, shifted, truncated
+from chunkeval.calibrate import harmless_diffs, judge, noise_floors, shifted, truncated
 from chunkeval.baselines import Tolerance
 from chunkeval.cli import main
 from chunkeval.model import Chunk, Document, Part
@@ -36,7 +36,7 @@ def test_truncation_drops_the_end_of_each_chunk_and_keeps_a_prefix_of_the_index_
     assert c.index_text == "Title > " + d.text[:150]
 
 
-def _trials(diffs_by_trial: list[tuple[float, float]]) -> dict:
+def _trials(diffs_by_trial: list[tuple[float, float]], noise: float = 0.05) -> dict:
     """A trials document with one case of 40 queries: the baseline covers 0.5 each; a trial
     moves every query by `shift` plus an alternating +-noise."""
     def result(values):
@@ -45,7 +45,7 @@ def _trials(diffs_by_trial: list[tuple[float, float]]) -> dict:
                 "metrics": {"cut_rate": {"value": 0.0}}, "chunks": {"count": 1}}
     base = [0.5] * 40
     trials = [{"shift": 1, "drop": drop, "results": {"bm25|q": result(
-        [0.5 + move + (0.05 if i % 2 else -0.05) for i in range(40)])}}
+        [0.5 + move + (noise if i % 2 else -noise) for i in range(40)])}}
               for drop, move in diffs_by_trial]
     return {"strategy": "s", "complete_at": 0.95, "baseline": {"bm25|q": result(base)},
             "trials": trials}
@@ -82,10 +82,64 @@ def test_calibrate_command_writes_the_table(tmp_path, monkeypatch, capsys):
                  "--drop-trials", "2", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "calibration of fixed-200: 3 harmless variants" in printed
-    table = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
+    tables = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
+    assert set(tables) == {"bootstrap", "calibrated", "noise"}
+    table = tables["bootstrap"]
     assert table["trials"] == 3 and set(table["drops"]) == {"0.6"}
     assert table["drops"]["0.6"]["bm25|section-titles|recall_at_k"]["trials"] == 2
     assert (out / "calibration-fixed-200.md").read_text(encoding="utf-8").startswith("```")
     trials = json.loads((out / "calibration-fixed-200-trials.json").read_text(encoding="utf-8"))
     assert len(trials["trials"]) == 5
     assert main(["calibrate", "fixed-200", "--corpus", str(root), "--drops", "2"]) == 2
+
+
+def _spread_trials(harmless_moves: list[float], drop_moves: list[float]) -> dict:
+    """Like _trials, but every query moves the same way: harmless trials differ from the
+    baseline by a tiny spread of means while per-query noise stays wide."""
+    return _trials([(0.0, m) for m in harmless_moves] + [(0.1, m) for m in drop_moves], 0.1)
+
+
+def test_the_calibrated_gate_uses_the_measured_noise_and_leaves_each_harmless_trial_out():
+    harmless = [(-1) ** i * 0.002 * (i % 5) for i in range(20)]
+    doc = _spread_trials(harmless, [-0.04, -0.04])
+    tol = Tolerance(gated=("recall_at_k",), min_effect=0.02)
+    # per-query noise of +-0.1 over 40 queries makes the Bonferroni bootstrap (a family of
+    # 24) too wide for a 4-point drop; harmless trials move the mean by 0.8 points at most
+    assert judge(doc, tol, family=24)["drops"]["0.1"]["bm25|q|recall_at_k"]["caught"] == 0.0
+    calibrated = judge(doc, tol, family=24, calibrated=True)
+    assert calibrated["gate"] == "calibrated" and calibrated["false_alarms"] == 0
+    assert calibrated["drops"]["0.1"]["bm25|q|recall_at_k"]["caught"] == 1.0
+    floors = noise_floors(harmless_diffs(doc))
+    assert floors["bm25|q"]["recall_at_k"]["trials"] == 20
+    assert noise_floors(harmless_diffs(doc), leave_out=0)["bm25|q"]["recall_at_k"]["trials"] == 19
+
+
+def test_calibrate_records_the_noise_floor_only_into_matching_entries(tmp_path, monkeypatch,
+                                                                         capsys):
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "docs"
+    root.mkdir()
+    for d in range(3):
+        body = "".join(f"<h2>Topic {d} {t}</h2><p>About {t} number {d}: open panel {t}, "
+                       f"choose option {d}, read the log of {t}.</p>" for t in range(4))
+        (root / f"p{d}.html").write_text(f"<html><body><h1>P{d}</h1>{body}</body></html>",
+                                         encoding="utf-8")
+    args = ["calibrate", "fixed-200", "--corpus", str(root), "--queries", "section-titles",
+            "--retrievers", "bm25", "--trials", "4", "--drops", "0.5", "--drop-trials", "1",
+            "--out", str(tmp_path / "out")]
+    # no baseline yet: refused, saying what to do
+    assert main(args + ["--record"]) == 2
+    assert "no baseline file" in capsys.readouterr().err
+    from chunkeval.baselines import Baseline, baseline_path, entry_from_result, key
+    trials = json.loads((tmp_path / "out" / "calibration-fixed-200-trials.json").read_text())
+    path = baseline_path(tmp_path / "baselines", "docs")
+    b = Baseline(path)
+    b.data["corpus"] = {"name": "docs", "fingerprint": "0" * 16}
+    b.data["entries"][key("fixed-200", "bm25", "section-titles")] = entry_from_result(
+        trials["baseline"]["bm25|section-titles"], trials["complete_at"])
+    b.save()
+    assert main(args + ["--record", "--from-trials",
+                        str(tmp_path / "out" / "calibration-fixed-200-trials.json")]) == 0
+    entry = Baseline.load(path).entry("fixed-200", "bm25", "section-titles")
+    assert entry["noise"]["recall_at_k"]["trials"] == 4
