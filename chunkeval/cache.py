@@ -148,10 +148,10 @@ def store_result(key: str, result: dict) -> None:
         _written[root] = results_usage()[1]
 
 
-def _entries() -> list[tuple[float, Path, int]]:
+def files_by_age(root: Path, pattern: str) -> list[tuple[float, Path, int]]:
+    """(mtime, path, size) of the files under `root` matching `pattern`; vanished ones skipped."""
     out = []
-    root = results_root()
-    for f in root.glob("*/*.json.gz") if root.is_dir() else []:
+    for f in root.glob(pattern) if root.is_dir() else []:
         try:
             st = f.stat()
         except OSError:
@@ -160,16 +160,9 @@ def _entries() -> list[tuple[float, Path, int]]:
     return out
 
 
-def results_usage() -> tuple[int, int]:
-    """(entries, bytes) in the result cache."""
-    entries = _entries()
-    return len(entries), sum(size for _, _, size in entries)
-
-
-def prune_results(limit: int) -> int:
-    """Delete the least recently used entries until the result cache holds at most `limit`
-    bytes; the count deleted. A reader holding a deleted file open still reads it whole."""
-    entries = _entries()
+def prune_oldest(entries: list[tuple[float, Path, int]], limit: int) -> int:
+    """Delete the least recently used of `entries` until they hold at most `limit` bytes;
+    the count deleted. A reader holding a deleted file open still reads it whole."""
     total = sum(size for _, _, size in entries)
     removed = 0
     for _, f, size in sorted(entries):
@@ -182,6 +175,21 @@ def prune_results(limit: int) -> int:
         total -= size
         removed += 1
     return removed
+
+
+def _entries() -> list[tuple[float, Path, int]]:
+    return files_by_age(results_root(), "*/*.json.gz")
+
+
+def results_usage() -> tuple[int, int]:
+    """(entries, bytes) in the result cache."""
+    entries = _entries()
+    return len(entries), sum(size for _, _, size in entries)
+
+
+def prune_results(limit: int) -> int:
+    """Delete the least recently used results until the cache holds at most `limit` bytes."""
+    return prune_oldest(_entries(), limit)
 
 
 def clear_results() -> int:

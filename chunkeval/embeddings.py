@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .cache import atomic_write, cache_root
+from .cache import atomic_write, cache_root, files_by_age, prune_oldest
 
 LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
 DEFAULT_LIMIT_MB = 2048
@@ -149,27 +149,7 @@ def _size(path: Path) -> int:
 def prune(limit: int) -> int:
     """Delete the oldest shards until the cache holds at most `limit` bytes; the count
     deleted."""
-    if not root().is_dir():
-        return 0
-    shards = []
-    for f in root().rglob("*.npz"):
-        try:
-            st = f.stat()
-        except OSError:
-            continue
-        shards.append((st.st_mtime, f, st.st_size))
-    total = sum(s for _, _, s in shards)
-    removed = 0
-    for _, f, size in sorted(shards):
-        if total <= limit:
-            break
-        try:
-            f.unlink()
-        except OSError:
-            continue
-        total -= size
-        removed += 1
-    return removed
+    return prune_oldest(files_by_age(root(), "**/*.npz"), limit)
 
 
 def clear() -> int:
