@@ -180,17 +180,22 @@ def entry_from_result(result: dict, complete_at: float) -> dict:
     }
 
 
+def entry_series(entry: dict, complete_at: float) -> dict[str, np.ndarray]:
+    """The per-query series a baseline entry recorded, as `series` gives a result's."""
+    pq = entry["per_query"]
+    cov = np.asarray(pq["coverage"], dtype=float)
+    out = {"coverage": cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
+           "complete": (cov >= complete_at).astype(float),
+           "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
+    return out | {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
+
+
 def compare(result: dict, entry: dict, complete_at: float, tol: Tolerance) -> list[Verdict]:
     """One verdict per metric both sides have; only gated metrics can regress. A metric with
     a noise floor in the entry is judged against it (see the module notes)."""
     new = series(result, complete_at)
     noise = entry.get("noise", {})
-    pq = entry["per_query"]
-    old_cov = np.asarray(pq["coverage"], dtype=float)
-    old = {"coverage": old_cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
-           "complete": (old_cov >= complete_at).astype(float),
-           "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
-    old |= {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
+    old = entry_series(entry, complete_at)
     verdicts = []
     for metric, src in METRICS.items():
         if src not in new or src not in old:

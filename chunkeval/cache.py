@@ -90,12 +90,17 @@ def results_root() -> Path:
     return cache_root() / "results"
 
 
-def results_limit_bytes() -> int:
-    raw = os.environ.get(RESULTS_LIMIT_VAR, "")
+def limit_from_env(var: str, default_mb: float) -> int:
+    """A cache's size bound in bytes: $var in MB, else the default."""
+    raw = os.environ.get(var, "")
     try:
-        return int(float(raw) * 2**20) if raw else RESULTS_LIMIT_MB * 2**20
+        return int(float(raw) * 2**20) if raw else int(default_mb * 2**20)
     except ValueError:
-        raise ValueError(f"${RESULTS_LIMIT_VAR}={raw!r}: expected a size in MB") from None
+        raise ValueError(f"${var}={raw!r}: expected a size in MB") from None
+
+
+def results_limit_bytes() -> int:
+    return limit_from_env(RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
 
 
 def result_path(key: str) -> Path:

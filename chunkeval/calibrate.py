@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import strategies
-from .baselines import METRICS, Tolerance, compare, entry_from_result, series
+from .baselines import METRICS, Tolerance, compare, entry_from_result, entry_series, series
 from .evaluate import Evaluation
 from .model import Chunk, Document
 from .progress import Progress
@@ -143,13 +143,7 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
 
 def _mean_diffs(result: dict, entry: dict, complete_at: float) -> dict[str, float]:
     """metric -> mean per-query difference of a result against an entry, as compare takes it."""
-    new = series(result, complete_at)
-    pq = entry["per_query"]
-    old = {"coverage": np.asarray(pq["coverage"], float),
-           "budget_coverage": np.asarray(pq["budget_coverage"], float),
-           "complete": (np.asarray(pq["coverage"], float) >= complete_at).astype(float),
-           "doc_hit": np.asarray(pq["doc_hit"], float)}
-    old |= {n: np.asarray(pq[n], float) for n in ("rr", "ndcg") if n in pq}
+    new, old = series(result, complete_at), entry_series(entry, complete_at)
     return {m: float((new[src] - old[src]).mean()) for m, src in METRICS.items()
             if src in new and src in old and len(old[src])}
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
 import shutil
 import uuid
@@ -25,7 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .cache import atomic_write, cache_root, files_by_age, prune_oldest
+from .cache import atomic_write, cache_root, files_by_age, limit_from_env, prune_oldest
 
 LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
 DEFAULT_LIMIT_MB = 2048
@@ -37,11 +36,7 @@ def root() -> Path:
 
 
 def limit_bytes() -> int:
-    raw = os.environ.get(LIMIT_VAR, "")
-    try:
-        return int(float(raw) * 2**20) if raw else DEFAULT_LIMIT_MB * 2**20
-    except ValueError:
-        raise ValueError(f"${LIMIT_VAR}={raw!r}: expected a size in MB") from None
+    return limit_from_env(LIMIT_VAR, DEFAULT_LIMIT_MB)
 
 
 def _safe(part: str) -> str:
