@@ -542,8 +542,7 @@ def update_file(path: str | Path, records: list[dict], mode: str = "all", *,
     path = Path(path)
     summary = UpdateSummary(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.parent, f"{path}: another run has been updating a baseline here for "
-                             f"{LOCK_TIMEOUT} s; try again when it has finished"):
+    with locked_for(path):
         try:
             baseline = Baseline.load(path)
             if identity is not None:
@@ -584,8 +583,7 @@ def record_noise(path: str | Path, measured: dict[str, dict], *,
     how = ("record the baseline first (`pytest --update-baselines`), then calibrate again")
     if not path.is_file():
         raise BaselineError(f"{path}: no baseline file; {how}")
-    with locked(path.parent, f"{path}: another run has been updating a baseline here for "
-                             f"{LOCK_TIMEOUT} s; try again when it has finished"):
+    with locked_for(path):
         baseline = Baseline.load(path)
         if identity is not None:
             baseline.check_corpus_identity(identity)
@@ -604,6 +602,12 @@ def record_noise(path: str | Path, measured: dict[str, dict], *,
             baseline.data["entries"][k]["noise"] = m["noise"]
         baseline.save()
     return sorted(measured)
+
+
+def locked_for(path: Path):
+    """The lock an update of the baseline file `path` holds from its read to its rename."""
+    return locked(path.parent, f"{path}: another run has been updating a baseline here for "
+                               f"{LOCK_TIMEOUT} s; try again when it has finished")
 
 
 @contextlib.contextmanager
