@@ -7,9 +7,9 @@ whole matrix; the pytest plugin holds one per session and asks only for what tes
 Results are also kept on disk across runs (cache.py, the result cache), under a key of
 everything their numbers depend on: the hash of the strategy's chunks on the query set's view
 (not its name), the retriever's name, version, shape and code, the resolved analyzer, the
-query set's name and fingerprint, the settings, chunkeval's version and the digest of its
-source, and the versions of the numeric libraries. A strategy whose chunks did not change then
-costs only its chunking: neither its indexes (a hybrid's parts included) nor its scores are
+query set's name and fingerprint, the settings, chunkeval's version, the digest of the source
+that turns chunks into a result (RESULT_MODULES) and the versions of the numeric libraries.
+A strategy whose chunks did not change then costs only its chunking: neither its indexes (a hybrid's parts included) nor its scores are
 built again. What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken
 from this run's chunking; the rest is the stored entry, so a reused result equals a fresh one
 but for its timings and embedding counters: `seconds.index` and `seconds.search` are those
@@ -274,12 +274,16 @@ class Evaluation:
             elif jobs > 1 and len(tasks) > 1:
                 for spec in self.query_specs:  # scoring tables too: built once, before the fork
                     metrics.prepare(self.query_set(spec), self.settings.shingle)
+                # Longest first, so that no worker starts a long task when the rest are done.
+                from .shard import task_costs
+                cost = task_costs(self, tasks, timings)
+                longest_first = sorted(tasks, key=lambda t: -cost[t])
                 global _WORKER
                 _WORKER = (self, plan)
                 try:
                     ctx = multiprocessing.get_context("fork")
                     with ctx.Pool(min(jobs, len(tasks))) as pool:
-                        for task, res in zip(tasks, pool.imap(_work, tasks)):
+                        for task, res in pool.imap_unordered(_work, longest_first):
                             by_task[task] = res
                             bar.step(f"{task[1]} {task[0]}")
                 finally:
@@ -349,20 +353,20 @@ def default_retrievers(strategy: str) -> list[str]:
 _WORKER: tuple["Evaluation", dict[str, list[str]]] | None = None  # inherited by fork
 
 
-def _work(task: tuple[str, str]) -> list[dict]:
+def _work(task: tuple[str, str]) -> tuple[tuple[str, str], list[dict]]:
     evaluation, plan = _WORKER
-    return evaluation._task(task, plan[task[1]])
+    return task, evaluation._task(task, plan[task[1]])
 
 
 def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
     """sha256 of a strategy's output: every handed chunk's (doc, start, end, text) and every
     searched text, in order. Equal hashes mean equal chunks, whatever the strategy's name."""
+    # one encoder for all lines: json.dumps with options builds a new one per call
+    line = json.JSONEncoder(ensure_ascii=False).encode
     h = hashlib.sha256()
-    for c in handed:
-        h.update(json.dumps(["handed", c.doc_id, c.start, c.end, c.text],
-                            ensure_ascii=False).encode("utf-8") + b"\n")
-    for c in searched:
-        h.update(json.dumps(["searched", c.indexed], ensure_ascii=False).encode("utf-8") + b"\n")
+    h.update("".join(line(["handed", c.doc_id, c.start, c.end, c.text]) + "\n"
+                     for c in handed).encode("utf-8"))
+    h.update("".join(line(["searched", c.indexed]) + "\n" for c in searched).encode("utf-8"))
     return h.hexdigest()
 
 
@@ -391,19 +395,27 @@ def _digest(obj) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
+# The modules that turn chunks into a result. The rest of the package is covered otherwise:
+# the chunking code by the chunks' hash, the corpus and query-set code by the query set's
+# fingerprint (which includes its view), and the reporting code does not touch the numbers.
+# So editing one strategy re-evaluates only what its new chunks change.
+RESULT_MODULES = ("evaluate", "retrieval", "analyzers", "metrics", "stats", "model",
+                  "embeddings", "neural", "cache")
+
 _CODE: str | None = None
 
 
 def _code_digest() -> str:
-    """sha256 of chunkeval's own source: a checkout edited in place keeps its version
+    """sha256 of the source of RESULT_MODULES: a checkout edited in place keeps its version
     number, and its old results must not be reused."""
     global _CODE
     if _CODE is None:
         from pathlib import Path
         h = hashlib.sha256()
         package = Path(__file__).parent
-        for path in sorted(package.rglob("*.py")):
-            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+        for name in RESULT_MODULES:
+            path = package / f"{name}.py"
+            h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
         _CODE = h.hexdigest()
     return _CODE
 

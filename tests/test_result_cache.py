@@ -189,3 +189,25 @@ def test_calibration_variants_are_not_stored():
                          drop_trials=2, progress=False)
     [path] = _stored()  # the calibrated strategy's own result only
     assert json.loads(gzip.decompress(path.read_bytes()))["result"]["strategy"] == "fixed-200"
+
+
+def test_the_code_digest_covers_every_module_a_result_is_computed_by():
+    """A module that the result-computing modules import must be in the digest, or be one
+    whose effect is hashed otherwise (chunks, query sets) or that does not touch numbers."""
+    import ast
+    from pathlib import Path
+
+    from chunkeval import evaluate
+    # __version__ is in the key itself
+    covered_otherwise = {"strategies", "queries", "progress", "shard", "__version__"}
+    package = Path(evaluate.__file__).parent
+    for name in evaluate.RESULT_MODULES:
+        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                used = [node.module] if node.module else [a.name for a in node.names]
+                for module in used:
+                    module = module.split(".")[0]
+                    assert module in evaluate.RESULT_MODULES or module in covered_otherwise, (
+                        f"{name}.py imports .{module}, which the result cache's code digest "
+                        f"does not cover")
