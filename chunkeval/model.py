@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Sequence
 
 BLOCK_SEP = "\n\n"
@@ -172,12 +173,13 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.documents)
 
-    @property
+    # Computed once: a corpus is immutable, and a session asks for these per test.
+    @cached_property
     def chars(self) -> int:
         """Non-whitespace characters, the size measure the spec quotes."""
         return sum(len("".join(d.text.split())) for d in self.documents)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         return _digest([d.to_json() for d in self.documents])[:16]
 
@@ -221,7 +223,7 @@ class QuerySet:
     def __len__(self) -> int:
         return len(self.queries)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         # Extra gold forms only when present, so single-answer sets keep their fingerprints.
         qs = [[q.id, q.text, q.doc_id, q.answer]
