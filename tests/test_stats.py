@@ -69,3 +69,17 @@ def test_interval_contains_zero_at_its_edge():
     assert not Interval(0.1, 0.0, 0.2).shows_difference
     assert Interval(0.1, 0.01, 0.2).shows_difference
     assert Interval(-0.1, -0.2, -0.01).shows_difference
+
+
+def test_the_bootstrap_equals_its_definition_when_its_indexes_are_reused():
+    """The index matrix is drawn once per shape; every call still gives exactly the
+    percentile interval of freshly drawn resamples."""
+    rng = np.random.default_rng(3)
+    for n, seed in [(50, 0), (50, 0), (73, 1), (50, 2)]:
+        a, b = rng.random(n), rng.random(n)
+        d = a - b
+        idx = np.random.default_rng(seed).integers(0, n, size=(500, n))
+        tail = (1 - 0.95) / 2
+        low, high = np.quantile(d[idx].mean(axis=1), [tail, 1 - tail])
+        ci = paired_bootstrap(a, b, resamples=500, seed=seed)
+        assert (ci.diff, ci.low, ci.high) == (float(d.mean()), float(low), float(high))
