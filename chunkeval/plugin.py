@@ -8,7 +8,8 @@ items to the run, collected from that file, so the project needs no test module:
 
 - `test_recall[STRATEGY-RETRIEVER-QUERYSET]`: every metric against the baseline;
 - `test_cut_rate[STRATEGY-QUERYSET]`: for every strategy that keeps structure;
-- `test_invariants[STRATEGY]`: hypothesis-generated documents (`chunkeval.testing`).
+- `test_invariants[STRATEGY]`: hypothesis-generated documents (`chunkeval.testing`), for
+  the project's own splitters.
 
 A project that prefers its own test modules asks for the fixtures instead:
 `retrieval_case`, `cut_case` and `strategy_name` are parametrised over the configured
@@ -389,7 +390,11 @@ class ChunkevalFile(pytest.File):
             yield CaseItem.from_parent(self, name=f"test_cut_rate[{case.id}]", case=case,
                                        check="check_cut_rate")
         for name in state.strategies:
-            yield InvariantsItem.from_parent(self, name=f"test_invariants[{name}]", strategy=name)
+            # A built-in strategy's invariants are chunkeval's own tests, on the same generated
+            # documents: rerunning them in every project would only cost its CI time.
+            if not strategies.is_builtin(name):
+                yield InvariantsItem.from_parent(self, name=f"test_invariants[{name}]",
+                                                 strategy=name)
 
 
 class CaseItem(pytest.Item):

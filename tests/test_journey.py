@@ -101,15 +101,16 @@ def test_the_journey_of_a_team_adopting_chunkeval(team: Path):
     items = collected(first.stdout)
     strategies = ("parapack", "fixed-400", "structure-400")
     assert {f"test_recall[{s}-bm25-section-titles]" for s in strategies} <= items
-    assert {f"test_invariants[{s}]" for s in strategies} <= items
+    # the splitter's invariants; the built-in ones' are chunkeval's own tests
+    assert {i for i in items if i.startswith("test_invariants")} == {"test_invariants[parapack]"}
     assert "test_cut_rate[structure-400-section-titles]" in items
-    assert len(items) == 7, items  # no other built-in strategy is gated here
+    assert len(items) == 5, items  # no other built-in strategy is gated here
     assert f"corpus docs (fingerprint {fingerprint})" in first.stdout
     assert json.loads((team / "baselines" / "docs.json").read_text())["corpus"]["name"] == "docs"
 
     again = pytest_in(team)
     assert again.returncode == 0, again.stdout
-    assert "7 passed" in again.stdout
+    assert "5 passed" in again.stdout
 
     write_parapack(team, 400, piece=60)  # the same name, chunks cut into 60-char pieces
     worse = pytest_in(team)

@@ -61,6 +61,12 @@ def names() -> list[str]:
     return list(_REGISTRY)
 
 
+def is_builtin(name: str) -> bool:
+    """True for a strategy of the default matrix, as chunkeval ships it."""
+    from .defaults import DEFAULTS
+    return any(s is get(name) for s in DEFAULTS)
+
+
 def all_strategies() -> list[Strategy]:
     _ensure_defaults()
     return list(_REGISTRY.values())
