@@ -3,6 +3,7 @@ deterministic, LSA and the hybrid rank a chunk first for its own text."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from chunkeval import retrieval
@@ -177,6 +178,24 @@ def test_lsa_tfidf_equals_tfidfvectorizer():
     ours = ix.tfidf.transform(ix.bigrams.counts(CORPUS))
     assert ix.bigrams.terms() == list(tv.get_feature_names_out())
     assert abs(ours - expected).max() < 1e-6
+
+
+@pytest.mark.parametrize("shape", [(60, 400), (400, 60)])  # fewer chunks than terms, and more
+def test_lsa_components_span_truncatedsvds_subspace(shape):
+    """lsa_components is scikit-learn's randomized TruncatedSVD with a cheaper range finder:
+    the same subspace, so the same top singular vectors up to sign and rounding."""
+    from sklearn.decomposition import TruncatedSVD
+
+    from chunkeval.retrieval import lsa_components
+    rng = np.random.default_rng(0)
+    low_rank = rng.random((shape[0], 12)) @ rng.random((12, shape[1]))
+    x = sp.csr_matrix(np.where(rng.random(shape) < 0.2, low_rank, 0), dtype=np.float32)
+    ours = lsa_components(x, 20, seed=0)
+    theirs = TruncatedSVD(20, random_state=0).fit(x).components_
+    assert ours.shape == theirs.shape and ours.dtype == np.float32
+    np.testing.assert_allclose(np.abs((ours[:8] * theirs[:8]).sum(axis=1)), 1, atol=1e-4)
+    # and the whole 20-dimensional subspace: projecting theirs on ours keeps their length
+    np.testing.assert_allclose(np.linalg.norm(theirs @ ours.T, axis=1), 1, atol=1e-3)
 
 
 def test_lsa_keeps_the_most_frequent_features():
