@@ -368,14 +368,6 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
     return ids[keep]
 
 
-def _count_in(values: np.ndarray, sorted_ids: np.ndarray) -> int:
-    """How many of `values` are in `sorted_ids`."""
-    if not len(values) or not len(sorted_ids):
-        return 0
-    at = np.minimum(np.searchsorted(sorted_ids, values), len(sorted_ids) - 1)
-    return int(np.count_nonzero(sorted_ids[at] == values))
-
-
 class _ViewIndex:
     """One corpus view's documents for one shingle size: per document the whitespace-free
     text's offsets (original offset -> S offset) and shingle ids; the sorted vocabulary."""
@@ -522,6 +514,15 @@ class _Handed:
                 if b - a >= index.n:  # a shorter chunk is one short shingle: a string
                     self.a[i], self.b[i], self.fast[i] = a, b, True
         self.strings: dict[int, tuple[np.ndarray, frozenset[str]]] = {}
+        self.distinct: dict[int, np.ndarray] = {}  # a slice chunk's distinct ids
+
+    def distinct_ids(self, index: _ViewIndex, i: int) -> np.ndarray:
+        """A slice chunk's shingle ids, each once: kept, as a chunk recurs in the top k of
+        many queries and retrievers (and fewer ids make the union cheaper)."""
+        if i not in self.distinct:
+            doc, a, b = self.doc[i], self.a[i], self.b[i]
+            self.distinct[i] = _distinct(index.ids[doc][a:b - index.n + 1])
+        return self.distinct[i]
 
     def ids_of(self, index: _ViewIndex, i: int, text: str):
         """A chunk's shingles off the fast path: (sorted known ids, unknown strings)."""
@@ -571,6 +572,7 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
         return chunk_shingles[i]
 
     n = len(queries)
+    slot = np.zeros(len(index.vocab), dtype=np.int32)  # see "their union" below
     coverage, budget_cov = np.zeros(n), np.zeros(n)
     curve = {b: np.zeros(n) for b in budgets}
     doc_hit = np.zeros(n, dtype=bool)
@@ -635,16 +637,23 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
         parts, unknown = [], set()
         for i in top.tolist():
             if prep.fast[i]:
-                parts.append(index.ids[prep.doc[i]][prep.a[i]:prep.b[i] - shingle + 1])
+                parts.append(prep.distinct_ids(index, i))
             else:
                 ids, extra = prep.ids_of(index, i, handed[i].text)
                 parts.append(ids)
                 unknown |= extra
-        seen_ids = _distinct(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
-        seen = len(seen_ids) + len(unknown)
+        # Their union without sorting: each id's slot takes the position of one of its
+        # occurrences, so the positions that kept their slot count the distinct ids. A slot
+        # left from an earlier query never points at its own id, so it needs no clearing.
+        ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        at = np.arange(len(ids), dtype=np.int32)
+        slot[ids] = at
+        seen = int(np.count_nonzero(slot[ids] == at)) + len(unknown)
         if seen:
-            common = (_count_in(gold.ids, seen_ids)
-                      + len(gold.unknown.intersection(unknown)))
+            where = slot[gold.ids]
+            common = (int(np.count_nonzero(ids[np.minimum(where, max(len(ids) - 1, 0))]
+                                           == gold.ids)) if len(ids) else 0)
+            common += len(gold.unknown.intersection(unknown))
             precision[qi] = found_top / seen
             iou[qi] = found_top / (seen + size - common)
         used = max(n_top, taken[budget])  # the curve's larger budgets are not listed
