@@ -9,9 +9,9 @@ everything their numbers depend on: the hash of the strategy's chunks on the que
 (not its name), the retriever's name, version, shape and code, the resolved analyzer, the
 query set's name and fingerprint, the settings, chunkeval's version, the digest of the source
 that turns chunks into a result (RESULT_MODULES) and the versions of the numeric libraries.
-A strategy whose chunks did not change then costs only its chunking: neither its indexes (a hybrid's parts included) nor its scores are
-built again. What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken
-from this run's chunking; the rest is the stored entry, so a reused result equals a fresh one
+A strategy whose chunks did not change then costs only its chunking: neither its indexes (a
+hybrid's parts included) nor its scores are built again. What the chunking gives (`chunks`,
+`metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the stored entry, so a reused result equals a fresh one
 but for its timings and embedding counters: `seconds.index` and `seconds.search` are those
 measured when the entry was stored (what the result costs to evaluate; shard plans rely on
 it), the embedding counters are 0 (nothing was looked up) and `reused` is true. results.json

@@ -346,11 +346,11 @@ def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
     Only the range finder is cheaper. scikit-learn normalises after every product, with A
     and then with A.T, and the first is an LU factorisation of a (terms x 138) matrix; here
     each iteration applies A.T @ A and normalises once, on the smaller side (chunks, as a
-    rule), and both products run on CSR matrices. The subspace is the same in exact arithmetic: on the default
-    corpus every LSA and hybrid metric, per query, came out as with TruncatedSVD, at 35% less
-    CPU (bench/stages.py --compare lists the rankings whose deep ranks moved).
-    Singular vector signs are left as they come: a sign flips a coordinate of every vector,
-    which leaves each cosine as it is."""
+    rule), and both products run on CSR matrices. The subspace is the same in exact
+    arithmetic: on the default corpus every LSA and hybrid metric, per query, came out as
+    with TruncatedSVD, at 35% less CPU (bench/results/stages.md). Singular vectors keep the
+    signs they come with: a sign flips one coordinate of every vector, which leaves each
+    cosine as it is."""
     from scipy import linalg
 
     chunks, terms = x.shape

@@ -42,7 +42,7 @@ class Interval:
         return not (self.low <= 0.0 <= self.high)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)  # a session has one or two query-set sizes
 def _resample_indexes(seed: int, n: int, resamples: int) -> np.ndarray:
     """The index matrix of paired_bootstrap. Drawn once per shape: a test session compares
     several metrics on the same queries, and drawing cost more than the resampling."""
