@@ -275,7 +275,8 @@ class Evaluation:
             elif jobs > 1 and len(tasks) > 1:
                 for spec in self.query_specs:  # scoring tables too: built once, before the fork
                     metrics.prepare(self.query_set(spec), self.settings.shingle)
-                # Longest first, so that no worker starts a long task when the rest are done.
+                # Longest first by the shard estimates (a view's size times its strategy
+                # family's weight), so that a long task rarely starts when the rest are done.
                 from .shard import task_costs
                 cost = task_costs(self, tasks, timings)
                 longest_first = sorted(tasks, key=lambda t: -cost[t])
@@ -365,9 +366,10 @@ def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
     # one encoder for all lines: json.dumps with options builds a new one per call
     line = json.JSONEncoder(ensure_ascii=False).encode
     h = hashlib.sha256()
-    h.update("".join(line(["handed", c.doc_id, c.start, c.end, c.text]) + "\n"
-                     for c in handed).encode("utf-8"))
-    h.update("".join(line(["searched", c.indexed]) + "\n" for c in searched).encode("utf-8"))
+    for c in handed:
+        h.update((line(["handed", c.doc_id, c.start, c.end, c.text]) + "\n").encode("utf-8"))
+    for c in searched:
+        h.update((line(["searched", c.indexed]) + "\n").encode("utf-8"))
     return h.hexdigest()
 
 

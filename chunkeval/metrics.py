@@ -643,17 +643,18 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
                 parts.append(ids)
                 unknown |= extra
         # Their union without sorting: each id's slot takes the position of one of its
-        # occurrences, so the positions that kept their slot count the distinct ids. A slot
-        # left from an earlier query never points at its own id, so it needs no clearing.
+        # occurrences, so the positions that kept their slot count the distinct ids. Slots
+        # need no clearing between queries: an id among this query's was just overwritten,
+        # and one not among them matches no position, wherever its old slot points.
         ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         at = np.arange(len(ids), dtype=np.int32)
         slot[ids] = at
         seen = int(np.count_nonzero(slot[ids] == at)) + len(unknown)
         if seen:
-            where = slot[gold.ids]
-            common = (int(np.count_nonzero(ids[np.minimum(where, max(len(ids) - 1, 0))]
-                                           == gold.ids)) if len(ids) else 0)
-            common += len(gold.unknown.intersection(unknown))
+            common = len(gold.unknown.intersection(unknown))
+            if len(ids):
+                where = np.minimum(slot[gold.ids], len(ids) - 1)  # an old slot may lie beyond
+                common += int(np.count_nonzero(ids[where] == gold.ids))
             precision[qi] = found_top / seen
             iou[qi] = found_top / (seen + size - common)
         used = max(n_top, taken[budget])  # the curve's larger budgets are not listed

@@ -357,7 +357,7 @@ def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
     a = x.T.tocsr() if chunks < terms else x  # scikit-learn's choice of side ("auto")
     at = x if chunks < terms else x.T.tocsr()
     q = np.random.RandomState(seed).normal(size=(a.shape[1], dims + 10)).astype(x.dtype)
-    for _ in range(5):
+    for _iteration in range(5):
         q, _ = linalg.lu(at @ (a @ q), permute_l=True, check_finite=False)
     q, _ = linalg.qr(a @ q, mode="economic", check_finite=False)
     u, _, vt = linalg.svd((at @ q).T, full_matrices=False, lapack_driver="gesdd",

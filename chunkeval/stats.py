@@ -42,10 +42,11 @@ class Interval:
         return not (self.low <= 0.0 <= self.high)
 
 
-@lru_cache(maxsize=2)  # a session has one or two query-set sizes
+@lru_cache(maxsize=2)
 def _resample_indexes(seed: int, n: int, resamples: int) -> np.ndarray:
-    """The index matrix of paired_bootstrap. Drawn once per shape: a test session compares
-    several metrics on the same queries, and drawing cost more than the resampling."""
+    """The index matrix of paired_bootstrap, drawn once per shape: a test session compares
+    several metrics on the same queries (one size per query set), and drawing cost more than
+    the resampling. The last two shapes stay in memory (16 MB each at 2,000 x 1,000)."""
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     idx.flags.writeable = False
     return idx

@@ -64,7 +64,8 @@ def names() -> list[str]:
 def is_builtin(name: str) -> bool:
     """True for a strategy of the default matrix, as chunkeval ships it."""
     from .defaults import DEFAULTS
-    return any(s is get(name) for s in DEFAULTS)
+    strategy = get(name)
+    return any(s is strategy for s in DEFAULTS)
 
 
 def all_strategies() -> list[Strategy]:
