@@ -177,6 +177,15 @@ class Scores:
     METRICS = ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k",
                "precision", "iou", "mrr_at_k", "ndcg_at_k")
 
+    @classmethod
+    def blank(cls, query_ids: list[str], budgets: Sequence[int], settings: dict) -> "Scores":
+        """All zero, for a scoring path to fill in query by query."""
+        n = len(query_ids)
+        return cls(query_ids=query_ids, coverage=np.zeros(n), budget_coverage=np.zeros(n),
+                   curve={b: np.zeros(n) for b in budgets}, doc_hit=np.zeros(n, dtype=bool),
+                   complete=np.zeros(n, dtype=bool), precision=np.zeros(n), iou=np.zeros(n),
+                   rr=np.zeros(n), ndcg=np.zeros(n), retrieved=[], settings=settings)
+
     def __len__(self) -> int:
         return len(self.query_ids)
 
@@ -251,32 +260,39 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         raise ValueError(f"shingle size must be at least 1, got {shingle}")
     if chunk_shingles is None:
         chunk_shingles = {}  # a chunk recurs across queries
-    args = dict(k=k, budget=budget, budgets=budgets, complete_at=complete_at,
-                shingle=shingle, chunk_shingles=chunk_shingles, length=length)
+    out = Scores.blank([q.id for q in queries], budgets, settings={
+        "k": k, "budget": budget, "budgets": list(budgets), "complete_at": complete_at,
+        "shingle": shingle})
+    args = dict(k=k, budget=budget, budgets=budgets, shingle=shingle, length=length,
+                shingles_of=_shingle_lookup(handed, shingle, chunk_shingles))
     if exact_sets:
-        return _score_sets(query_set, handed, ranking, **args)
-    return _score_fast(query_set, handed, ranking, chunk_index=chunk_index, **args)
+        _score_sets(out, query_set, handed, ranking, **args)
+    else:
+        _score_fast(out, query_set, handed, ranking, chunk_index=chunk_index, **args)
+    out.complete = out.coverage >= complete_at
+    return out
 
 
-def _score_sets(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
-                k: int, budget: int, budgets: Sequence[int], complete_at: float, shingle: int,
-                chunk_shingles: dict[int, frozenset[str]], length: Length) -> Scores:
+def _shingle_lookup(handed: Sequence[Chunk], shingle: int,
+                    cache: dict[int, frozenset[str]]) -> Callable[[int], frozenset[str]]:
+    """A handed chunk's shingles by its index, each computed once into `cache`."""
+    def shingles_of(i: int) -> frozenset[str]:
+        if i not in cache:
+            cache[i] = shingles(handed[i].text, shingle)
+        return cache[i]
+    return shingles_of
+
+
+def _score_sets(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
+                ranking: np.ndarray, *, k: int, budget: int, budgets: Sequence[int],
+                shingle: int, length: Length, shingles_of: Callable[[int], frozenset[str]]
+                ) -> None:
     """The reference: every chunk's shingles as a set of strings."""
     queries = query_set.queries
     lengths = [length(c.text) for c in handed]
-
-    def shingles_of(i: int) -> frozenset[str]:
-        if i not in chunk_shingles:
-            chunk_shingles[i] = shingles(handed[i].text, shingle)
-        return chunk_shingles[i]
-
-    n = len(queries)
-    coverage, budget_cov = np.zeros(n), np.zeros(n)
-    curve = {b: np.zeros(n) for b in budgets}
-    doc_hit = np.zeros(n, dtype=bool)
-    precision, iou = np.zeros(n), np.zeros(n)
-    rr, ndcg = np.zeros(n), np.zeros(n)
-    retrieved = []
+    coverage, budget_cov, curve, doc_hit = (out.coverage, out.budget_coverage, out.curve,
+                                            out.doc_hit)
+    precision, iou, rr, ndcg, retrieved = out.precision, out.iou, out.rr, out.ndcg, out.retrieved
     for qi, q in enumerate(queries):
         row = [int(i) for i in ranking[qi] if i >= 0]
         top = row[:k]
@@ -310,12 +326,6 @@ def _score_sets(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
         used = max(len(top), taken[budget])  # the curve's larger budgets are not listed
         retrieved.append([(handed[i].doc_id, handed[i].start, handed[i].end, lengths[i])
                           for i in row[:used]])
-    return Scores(
-        query_ids=[q.id for q in queries], coverage=coverage, budget_coverage=budget_cov,
-        curve=curve, doc_hit=doc_hit, complete=coverage >= complete_at,
-        precision=precision, iou=iou, rr=rr, ndcg=ndcg, retrieved=retrieved,
-        settings={"k": k, "budget": budget, "budgets": list(budgets),
-                  "complete_at": complete_at, "shingle": shingle})
 
 
 # -- the fast path ----------------------------------------------------------------------------
@@ -549,10 +559,10 @@ def prepare(query_set: QuerySet, shingle: int = SHINGLE) -> tuple[_ViewIndex, li
     return index, golds
 
 
-def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
-                k: int, budget: int, budgets: Sequence[int], complete_at: float, shingle: int,
-                chunk_shingles: dict[int, frozenset[str]], length: Length,
-                chunk_index: dict | None) -> Scores:
+def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
+                ranking: np.ndarray, *, k: int, budget: int, budgets: Sequence[int],
+                shingle: int, length: Length, shingles_of: Callable[[int], frozenset[str]],
+                chunk_index: dict | None) -> None:
     queries = query_set.queries
     view = query_set.view
     index, golds = prepare(query_set, shingle)
@@ -565,20 +575,10 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
     length_of = np.asarray(lengths, dtype=np.float64)
     all_budgets = sorted({budget, *budgets})
     limits = np.asarray(all_budgets, dtype=np.float64)
-
-    def shingles_of(i: int) -> frozenset[str]:
-        if i not in chunk_shingles:
-            chunk_shingles[i] = shingles(handed[i].text, shingle)
-        return chunk_shingles[i]
-
-    n = len(queries)
     slot = np.zeros(len(index.vocab), dtype=np.int32)  # see "their union" below
-    coverage, budget_cov = np.zeros(n), np.zeros(n)
-    curve = {b: np.zeros(n) for b in budgets}
-    doc_hit = np.zeros(n, dtype=bool)
-    precision, iou = np.zeros(n), np.zeros(n)
-    rr, ndcg = np.zeros(n), np.zeros(n)
-    retrieved = []
+    coverage, budget_cov, curve, doc_hit = (out.coverage, out.budget_coverage, out.curve,
+                                            out.doc_hit)
+    precision, iou, rr, ndcg, retrieved = out.precision, out.iou, out.rr, out.ndcg, out.retrieved
     for qi, q in enumerate(queries):
         row = ranking[qi]
         row = row[row >= 0]
@@ -660,12 +660,6 @@ def _score_fast(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarra
         used = max(n_top, taken[budget])  # the curve's larger budgets are not listed
         retrieved.append([(handed[i].doc_id, handed[i].start, handed[i].end, lengths[i])
                           for i in row[:used].tolist()])
-    return Scores(
-        query_ids=[q.id for q in queries], coverage=coverage, budget_coverage=budget_cov,
-        curve=curve, doc_hit=doc_hit, complete=coverage >= complete_at,
-        precision=precision, iou=iou, rr=rr, ndcg=ndcg, retrieved=retrieved,
-        settings={"k": k, "budget": budget, "budgets": list(budgets),
-                  "complete_at": complete_at, "shingle": shingle})
 
 
 def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> dict:
