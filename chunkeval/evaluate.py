@@ -71,8 +71,7 @@ class Chunked:
     seconds: float
     stats: dict = field(default_factory=dict)
     cut: dict = field(default_factory=dict)
-    shingles: dict = field(default_factory=dict)  # handed index -> shingles, shared by retrievers
-    scoring: dict = field(default_factory=dict)  # what metrics.score derives from handed, likewise
+    scoring: dict = field(default_factory=dict)  # what metrics.score derives from handed
     # Handed chunks whose text is not the slice of their span (a repeated table header,
     # LangChain's rewritten output): (doc, start, end) -> text, so results.json can carry it.
     rewritten: dict = field(default_factory=dict)
@@ -196,7 +195,7 @@ class Evaluation:
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                                   chunk_shingles=chunked.shingles, chunk_index=chunked.scoring,
+                                   chunk_index=chunked.scoring,
                                    length=metrics.length_function(s.length))
             summary = scores.summary()
             summary["cut_rate"] = chunked.cut

@@ -35,9 +35,10 @@ exists because the set unions were about 40% of a whole run: most handed chunks 
 of their document, text[start:end], and a slice's shingles are the windows of the document's
 whitespace-free text between two offsets. So each corpus view's shingles get integer ids once,
 a query's gold shingles become their positions in the gold document, coverage becomes "has an
-occurrence inside a retrieved interval", and the top k's shingle count a sort of id slices.
-Chunks that are not slices (a heading prefix, LangChain output, a truncated chunk, a document
-outside the view) are shingled as strings and join the same ranking through the same ids.
+occurrence inside a retrieved interval" (one pass of array work for all queries of a ranking),
+and the top k's shingle count a union of id slices. Chunks that are not slices (a heading
+prefix, LangChain output, a truncated chunk, a document outside the view) are shingled once
+and join the same ranking through the same ids.
 
 Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
 default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
@@ -243,10 +244,10 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
     """Score a ranking: `ranking[i]` holds indices into `handed` for query i, best first,
     -1 padded, deep enough to fill the largest budget (a shorter ranking just fills less).
 
-    `chunk_shingles` may carry the shingles of `handed` from an earlier call on the same
-    chunks (another retriever's ranking), so they are computed once; `chunk_index` likewise
-    carries what the fast path derives from `handed`. `exact_sets` scores with Python sets
-    of shingles, the reference the fast path must equal."""
+    `chunk_index` may carry what the fast path derives from `handed`, from an earlier call
+    on the same chunks (another retriever's ranking), so that it is computed once.
+    `exact_sets` scores with Python sets of shingles, the reference the fast path must
+    equal; `chunk_shingles` does for it what `chunk_index` does for the fast path."""
     queries = query_set.queries
     ranking = np.asarray(ranking)
     if ranking.ndim != 2 or ranking.shape[0] != len(queries):
@@ -263,10 +264,10 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
     out = Scores.blank([q.id for q in queries], budgets, settings={
         "k": k, "budget": budget, "budgets": list(budgets), "complete_at": complete_at,
         "shingle": shingle})
-    args = dict(k=k, budget=budget, budgets=budgets, shingle=shingle, length=length,
-                shingles_of=_shingle_lookup(handed, shingle, chunk_shingles))
+    args = dict(k=k, budget=budget, budgets=budgets, shingle=shingle, length=length)
     if exact_sets:
-        _score_sets(out, query_set, handed, ranking, **args)
+        _score_sets(out, query_set, handed, ranking,
+                    shingles_of=_shingle_lookup(handed, shingle, chunk_shingles), **args)
     else:
         _score_fast(out, query_set, handed, ranking, chunk_index=chunk_index, **args)
     out.complete = out.coverage >= complete_at
@@ -464,7 +465,9 @@ class _Gold:
 
     strings: tuple[str, ...]
     ids: np.ndarray  # sorted vocabulary ids of the gold shingles the view holds
+    id_at: np.ndarray  # ... and which gold shingle each one is (index into strings)
     unknown: frozenset[str]  # the gold shingles it does not hold (short ones among them)
+    short: tuple[str, ...]  # those shorter than the shingle size
     start: np.ndarray  # occurrences in the gold document's S: [start, end) ...
     end: np.ndarray
     which: np.ndarray  # ... of which gold shingle (index into strings)
@@ -501,7 +504,10 @@ def _gold_of(index: _ViewIndex, q) -> _Gold:
             end.append(np.array(at, dtype=np.int64) + len(s))
             which.append(np.full(len(at), gi, dtype=np.int64))
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
-    return _Gold(strings, _distinct(ids[known]), unknown, cat(start), cat(end), cat(which))
+    order = np.argsort(ids[known], kind="stable")  # distinct strings have distinct ids
+    return _Gold(strings, ids[known][order], np.asarray(full_at, dtype=np.int64)[known][order],
+                 unknown, tuple(s for s in strings if len(s) < n), cat(start), cat(end),
+                 cat(which))
 
 
 class _Handed:
@@ -534,6 +540,13 @@ class _Handed:
             self.distinct[i] = _distinct(index.ids[doc][a:b - index.n + 1])
         return self.distinct[i]
 
+    def shingle_ids(self, index: _ViewIndex, i: int, text: str
+                    ) -> tuple[np.ndarray, frozenset[str]]:
+        """A chunk's distinct shingles: (sorted ids, strings the view lacks)."""
+        if self.fast[i]:
+            return self.distinct_ids(index, i), frozenset()
+        return self.ids_of(index, i, text)
+
     def ids_of(self, index: _ViewIndex, i: int, text: str):
         """A chunk's shingles off the fast path: (sorted known ids, unknown strings)."""
         if i not in self.strings:
@@ -548,7 +561,36 @@ class _Handed:
         return self.strings[i]
 
 
-def prepare(query_set: QuerySet, shingle: int = SHINGLE) -> tuple[_ViewIndex, list[_Gold]]:
+class _GoldTable:
+    """A query set's golds, flat, so that one ranking's queries are scored together. Gold
+    shingle gi of query q has the global number offset[q] + gi."""
+
+    def __init__(self, index: _ViewIndex, golds: Sequence[_Gold]):
+        self.size = np.array([len(g.strings) for g in golds], dtype=np.int64)
+        self.offset = np.concatenate([[0], np.cumsum(self.size)]).astype(np.int64)
+        self.query = np.repeat(np.arange(len(golds)), self.size)  # global number -> query
+        # Occurrences in the gold documents, sorted by (query, start) through one key,
+        # query * span + start, so that those inside a chunk of query q are one key range.
+        self.span = max((int(o[-1]) for o in index.offsets), default=0) + 1
+        q = np.repeat(np.arange(len(golds)), [len(g.start) for g in golds])
+        cat = (lambda arrays: np.concatenate(arrays) if arrays else np.zeros(0, np.int64))
+        key = q * self.span + cat([g.start for g in golds])
+        order = np.argsort(key, kind="stable")
+        self.key = key[order]
+        self.end = cat([g.end for g in golds])[order]
+        self.number = (self.offset[q] + cat([g.which for g in golds]))[order]
+        self._position: dict[int, dict[str, int]] = {}
+
+    def position(self, qi: int, gold: _Gold) -> dict[str, int]:
+        """Gold shingle string -> global number, for query qi (chunks off the fast path)."""
+        if qi not in self._position:
+            base = int(self.offset[qi])
+            self._position[qi] = {s: base + gi for gi, s in enumerate(gold.strings)}
+        return self._position[qi]
+
+
+def prepare(query_set: QuerySet, shingle: int = SHINGLE
+            ) -> tuple[_ViewIndex, list[_Gold], _GoldTable]:
     """The fast path's per-view and per-query-set tables, built on first use and kept on
     those objects (so shared by every strategy and retriever scored on them; called before
     forking workers, so that they inherit the tables instead of each building its own)."""
@@ -556,110 +598,144 @@ def prepare(query_set: QuerySet, shingle: int = SHINGLE) -> tuple[_ViewIndex, li
     index = _cached(view, ("view", shingle), lambda: _ViewIndex(view, shingle))
     golds = _cached(query_set, ("gold", shingle),
                     lambda: [_gold_of(index, q) for q in query_set.queries])
-    return index, golds
+    table = _cached(query_set, ("table", shingle), lambda: _GoldTable(index, golds))
+    return index, golds, table
+
+
+def _compact(ranking: np.ndarray) -> np.ndarray:
+    """Each row's chunk ids first, in their order, then the -1 padding."""
+    valid = ranking >= 0
+    if (valid[:, 1:] <= valid[:, :-1]).all():
+        return ranking
+    return np.take_along_axis(ranking, np.argsort(~valid, axis=1, kind="stable"), axis=1)
+
+
+def _member(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which of the sorted values `a` are among the sorted values `b`."""
+    if not len(b):
+        return np.zeros(len(a), dtype=bool)
+    return b[np.minimum(np.searchsorted(b, a), len(b) - 1)] == a
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All of range(starts[i], starts[i] + counts[i]), concatenated, and each one's i."""
+    owner = np.repeat(np.arange(len(counts)), counts)
+    return np.arange(len(owner)) + np.repeat(starts - np.cumsum(counts) + counts, counts), owner
 
 
 def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
                 ranking: np.ndarray, *, k: int, budget: int, budgets: Sequence[int],
-                shingle: int, length: Length, shingles_of: Callable[[int], frozenset[str]],
-                chunk_index: dict | None) -> None:
+                shingle: int, length: Length, chunk_index: dict | None) -> None:
+    """Every query of the ranking at once, as arrays of (query, rank) pairs; only the chunks
+    off the fast path are looked at one by one."""
     queries = query_set.queries
     view = query_set.view
-    index, golds = prepare(query_set, shingle)
+    index, golds, table = prepare(query_set, shingle)
     if chunk_index is None:
         chunk_index = {}
     prep = chunk_index.get(shingle)
     if prep is None or prep.view is not view:
         prep = chunk_index[shingle] = _Handed(index, view, handed)
     lengths = [length(c.text) for c in handed]
-    length_of = np.asarray(lengths, dtype=np.float64)
-    all_budgets = sorted({budget, *budgets})
-    limits = np.asarray(all_budgets, dtype=np.float64)
-    slot = np.zeros(len(index.vocab), dtype=np.int32)  # see "their union" below
-    coverage, budget_cov, curve, doc_hit = (out.coverage, out.budget_coverage, out.curve,
-                                            out.doc_hit)
-    precision, iou, rr, ndcg, retrieved = out.precision, out.iou, out.rr, out.ndcg, out.retrieved
-    for qi, q in enumerate(queries):
-        row = ranking[qi]
-        row = row[row >= 0]
-        n_top = min(k, len(row))
-        if len(row):
-            # the first chunk always counts, then chunks while the running total fits
-            within = np.searchsorted(np.cumsum(length_of[row]), limits, "right")
-            taken = dict(zip(all_budgets, np.maximum(within, 1).tolist()))
-        else:
-            taken = dict.fromkeys(all_budgets, 0)
-        depth = max(n_top, *taken.values())
-        chunks = row[:depth]
+    n_queries, width = ranking.shape
+    ranking = _compact(ranking)
+    valid = ranking >= 0
+    n_valid = valid.sum(axis=1)
+    chunk = np.where(valid, ranking, 0)  # safe to index with; `valid` says which are real
+    rows = np.arange(n_queries)
+    cols = np.arange(width)
+
+    # the first chunk always counts, then chunks while the running total fits
+    total = np.cumsum(np.where(valid, np.asarray(lengths, dtype=np.float64)[chunk], 0.0), axis=1)
+    taken = {}
+    for b in sorted({budget, *budgets}):
+        within = np.count_nonzero(valid & (total <= b), axis=1)
+        taken[b] = np.where(n_valid > 0, np.maximum(within, 1), 0)
+    n_top = np.minimum(k, n_valid)
+    depth = np.maximum.reduce([n_top, *taken.values()])
+    gold_doc = np.array([prep.number.get(q.doc_id, -1) for q in queries], dtype=np.int64)
+    in_gold = (cols < depth[:, None]) & (prep.doc[chunk] == gold_doc[:, None])
+
+    # the rank (from 1) at which each gold shingle is first found; width + 1: never
+    first = np.full(int(table.offset[-1]), width + 1, dtype=np.int64)
+    pq, pj = np.nonzero(in_gold & prep.fast[chunk])
+    if len(pq) and len(table.key):
+        c = chunk[pq, pj]
+        a, b = prep.a[c], prep.b[c]
+        base = pq * table.span
+        lo = np.searchsorted(table.key, base + a, "left")
+        hi = np.searchsorted(table.key, base + b - 1, "right")  # starts inside the chunk
+        occ, pair = _ranges(lo, hi - lo)
+        inside = table.end[occ] <= b[pair]
+        np.minimum.at(first, table.number[occ[inside]], pj[pair[inside]] + 1)
+    # Chunks off the fast path: their shingle ids against the gold's, pair by pair.
+    for qi, j in zip(*(x.tolist() for x in np.nonzero(in_gold & ~prep.fast[chunk]))):
         gold = golds[qi]
-        size = len(gold.strings)
-        gd = prep.number.get(q.doc_id, -1)
-        in_gold = prep.doc[chunks] == gd
-        found_top = 0
-        if size:
-            # the rank (from 1) at which each gold shingle is first found; depth + 1: never
-            first = np.full(size, depth + 1, dtype=np.int64)
-            fast = in_gold & prep.fast[chunks]
-            if fast.any() and len(gold.start):
-                ranks = np.flatnonzero(fast) + 1
-                at = chunks[fast]
-                inside = ((prep.a[at][:, None] <= gold.start)
-                          & (gold.end <= prep.b[at][:, None]))
-                hit = inside.any(axis=0)
-                if hit.any():
-                    np.minimum.at(first, gold.which[hit], ranks[inside[:, hit].argmax(axis=0)])
-            slow = np.flatnonzero(in_gold & ~prep.fast[chunks])
-            if len(slow):
-                position = {s: gi for gi, s in enumerate(gold.strings)}
-                gold_set = gold_shingles(q.golds, shingle)
-                for j in slow.tolist():
-                    i = int(chunks[j])
-                    for s in _gold_in(gold_set, handed[i].text, shingle, shingles_of(i)):
-                        gi = position[s]
-                        first[gi] = min(first[gi], j + 1)
-            found = np.cumsum(np.bincount(first, minlength=depth + 2)).tolist()
-            prefix = [f / size for f in found[:depth + 1]]
-            found_top = found[n_top]
-        else:
-            prefix = [0.0] * (depth + 1)
-        for j in range(1, n_top + 1):
-            if prefix[j] > prefix[j - 1]:
-                ndcg[qi] += (prefix[j] - prefix[j - 1]) / np.log2(j + 1)
-                if not rr[qi]:
-                    rr[qi] = 1.0 / j
-        coverage[qi] = prefix[n_top]
-        budget_cov[qi] = prefix[taken[budget]]
-        for b in budgets:
-            curve[b][qi] = prefix[taken[b]]
-        top = chunks[:n_top]
-        doc_hit[qi] = bool(in_gold[:n_top].any())
-        # the shingles of the top k, from any document: ids, and strings the view lacks
+        i = int(chunk[qi, j])
+        ids, unknown = prep.shingle_ids(index, i, handed[i].text)
+        number = table.offset[qi] + gold.id_at[_member(gold.ids, ids)]
+        first[number] = np.minimum(first[number], j + 1)
+        strings = gold.unknown & unknown  # a short gold is found as a substring
+        if gold.short:
+            bare = "".join(handed[i].text.split())
+            strings |= {s for s in gold.short if s in bare}
+        for s in strings:
+            g = table.position(qi, gold)[s]
+            first[g] = min(first[g], j + 1)
+    found = np.cumsum(np.bincount(table.query * (width + 2) + first,
+                                  minlength=n_queries * (width + 2)
+                                  ).reshape(n_queries, width + 2), axis=1)
+    size = table.size
+    prefix = np.where(size[:, None] > 0, found / np.maximum(size, 1)[:, None], 0.0)
+
+    ndcg, rr = out.ndcg, out.rr
+    for j in range(1, min(k, width) + 1):  # rank by rank, as the definition adds them up
+        gain = prefix[:, j] - prefix[:, j - 1]
+        on = (j <= n_top) & (gain > 0)
+        ndcg[on] += gain[on] / np.log2(j + 1)
+        rr[on & (rr == 0)] = 1.0 / j
+    out.coverage[:] = prefix[rows, n_top]
+    out.budget_coverage[:] = prefix[rows, taken[budget]]
+    for b in budgets:
+        out.curve[b][:] = prefix[rows, taken[b]]
+    in_top = cols < n_top[:, None]
+    out.doc_hit[:] = (in_gold & in_top).any(axis=1)
+
+    # Precision and IoU need the distinct shingles of the top k, from any document: ids,
+    # and strings the view lacks. Their union without sorting: each id's slot takes the
+    # position of one of its occurrences, so the positions that kept their slot count the
+    # distinct ids. Slots need no clearing between queries: an id among this query's was just
+    # overwritten, and one not among them matches no position, wherever its old slot points.
+    # (Query by query: the top k of large chunks hold tens of thousands of ids each.)
+    slot = np.zeros(len(index.vocab), dtype=np.int32)
+    seen = np.zeros(n_queries, dtype=np.int64)
+    common = np.zeros(n_queries, dtype=np.int64)
+    ranked = ranking.tolist()
+    for qi, top in enumerate(ranked):
         parts, unknown = [], set()
-        for i in top.tolist():
-            if prep.fast[i]:
-                parts.append(prep.distinct_ids(index, i))
-            else:
-                ids, extra = prep.ids_of(index, i, handed[i].text)
-                parts.append(ids)
-                unknown |= extra
-        # Their union without sorting: each id's slot takes the position of one of its
-        # occurrences, so the positions that kept their slot count the distinct ids. Slots
-        # need no clearing between queries: an id among this query's was just overwritten,
-        # and one not among them matches no position, wherever its old slot points.
+        for i in top[:n_top[qi]]:
+            ids, extra = prep.shingle_ids(index, i, handed[i].text)
+            parts.append(ids)
+            unknown |= extra
         ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         at = np.arange(len(ids), dtype=np.int32)
         slot[ids] = at
-        seen = int(np.count_nonzero(slot[ids] == at)) + len(unknown)
-        if seen:
-            common = len(gold.unknown.intersection(unknown))
-            if len(ids):
-                where = np.minimum(slot[gold.ids], len(ids) - 1)  # an old slot may lie beyond
-                common += int(np.count_nonzero(ids[where] == gold.ids))
-            precision[qi] = found_top / seen
-            iou[qi] = found_top / (seen + size - common)
-        used = max(n_top, taken[budget])  # the curve's larger budgets are not listed
-        retrieved.append([(handed[i].doc_id, handed[i].start, handed[i].end, lengths[i])
-                          for i in row[:used].tolist()])
+        seen[qi] = np.count_nonzero(slot[ids] == at) + len(unknown)
+        if len(ids):
+            gold_ids = golds[qi].ids
+            where = np.minimum(slot[gold_ids], len(ids) - 1)  # an old slot may lie beyond
+            common[qi] = np.count_nonzero(ids[where] == gold_ids)
+        if unknown:
+            common[qi] += len(golds[qi].unknown.intersection(unknown))
+    found_top = found[rows, n_top]
+    some = seen > 0
+    out.precision[some] = found_top[some] / seen[some]
+    out.iou[some] = found_top[some] / (seen + size - common)[some]
+
+    used = np.maximum(n_top, taken[budget])  # the curve's larger budgets are not listed
+    listed = [(c.doc_id, c.start, c.end, n) for c, n in zip(handed, lengths)]
+    out.retrieved.extend([listed[i] for i in row[:u]]
+                         for row, u in zip(ranked, used.tolist()))
 
 
 def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> dict:
