@@ -311,3 +311,22 @@ def test_hybrid_equals_fusing_each_query_alone(n):
         expected = _fused_one_query_at_a_time([Fixed(r).search(range(30), max(depth, k))
                                                for r in runs], k)
         assert (hybrid.search(["q"] * 30, k) == expected).all(), k
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_orthonormal_basis_spans_the_columns(dtype):
+    """Cholesky QR twice, as LSA's range finder ends: an orthonormal basis of y's columns,
+    as Householder QR gives, and Householder QR itself when y's columns are dependent."""
+    from chunkeval.retrieval import _orthonormal
+    rng = np.random.default_rng(0)
+    u, _ = np.linalg.qr(rng.normal(size=(2000, 40)))
+    v, _ = np.linalg.qr(rng.normal(size=(40, 40)))
+    y = (u * np.logspace(0, 3, 40) @ v.T).astype(dtype)  # condition 1e3, columns mixed
+    eps = np.finfo(dtype).eps
+    for cols in (y, np.hstack([y[:, :20], y[:, :20]])):  # the second is rank-deficient
+        q = _orthonormal(cols)
+        assert q.shape == cols.shape and q.dtype == dtype
+        assert np.abs(q.T @ q - np.eye(40)).max() < 1e3 * eps
+        # every column of y lies in the span of q
+        residual = cols - q @ (q.T @ cols)
+        assert np.linalg.norm(residual) < 1e3 * eps * np.linalg.norm(cols)
