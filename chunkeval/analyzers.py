@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -130,7 +131,14 @@ def fit_words(texts: Sequence[str], *, stem: bool = False
 
 
 def fit(analyzer: str, texts: Sequence[str]):
-    """(vocabulary, term-major counts, tokens per text) under `analyzer`."""
+    """(vocabulary, term-major counts, tokens per text) under `analyzer`. The last fit is
+    kept, as BM25 and LSA fit the same chunks one after the other; callers must not change
+    what they get."""
+    return _fit(analyzer, tuple(texts))
+
+
+@lru_cache(maxsize=1)
+def _fit(analyzer: str, texts: tuple[str, ...]):
     if analyzer == "char2":
         from .retrieval import fit_bigrams
         return fit_bigrams(texts)
