@@ -132,8 +132,8 @@ def fit_words(texts: Sequence[str], *, stem: bool = False
 
 def fit(analyzer: str, texts: Sequence[str]):
     """(vocabulary, term-major counts, tokens per text) under `analyzer`. The last fit is
-    kept, as BM25 and LSA fit the same chunks one after the other; callers must not change
-    what they get."""
+    kept (its texts and counts stay in memory until the next fit), as BM25 and LSA fit the
+    same chunks one after the other; callers must not change what they get."""
     return _fit(analyzer, tuple(texts))
 
 

@@ -437,10 +437,8 @@ class _ViewIndex:
         sorted_ids, order = self._sorted[doc]
         lo = np.searchsorted(sorted_ids, ids, "left")
         hi = np.searchsorted(sorted_ids, ids, "right")
-        counts = hi - lo
-        which = np.repeat(np.arange(len(ids)), counts)
-        starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
-        return order[np.arange(len(which)) + starts], which
+        at, which = _ranges(lo, hi - lo)
+        return order[at], which
 
     def bare(self, doc: int) -> str:
         if doc not in self._bare:
@@ -576,9 +574,9 @@ class _GoldTable:
         cat = (lambda arrays: np.concatenate(arrays) if arrays else np.zeros(0, np.int64))
         key = q * self.span + cat([g.start for g in golds])
         order = np.argsort(key, kind="stable")
-        self.key = key[order]
+        self.key = key[order]  # ... and each occurrence's end and gold shingle (its number)
         self.end = cat([g.end for g in golds])[order]
-        self.number = (self.offset[q] + cat([g.which for g in golds]))[order]
+        self.shingle_at = (self.offset[q] + cat([g.which for g in golds]))[order]
         self._position: dict[int, dict[str, int]] = {}
 
     def position(self, qi: int, gold: _Gold) -> dict[str, int]:
@@ -636,6 +634,9 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     prep = chunk_index.get(shingle)
     if prep is None or prep.view is not view:
         prep = chunk_index[shingle] = _Handed(index, view, handed)
+    if not handed:  # no chunks, so nothing retrieved: every score stays 0
+        out.retrieved.extend([] for _ in queries)
+        return
     lengths = [length(c.text) for c in handed]
     n_queries, width = ranking.shape
     ranking = _compact(ranking)
@@ -667,7 +668,7 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
         hi = np.searchsorted(table.key, base + b - 1, "right")  # starts inside the chunk
         occ, pair = _ranges(lo, hi - lo)
         inside = table.end[occ] <= b[pair]
-        np.minimum.at(first, table.number[occ[inside]], pj[pair[inside]] + 1)
+        np.minimum.at(first, table.shingle_at[occ[inside]], pj[pair[inside]] + 1)
     # Chunks off the fast path: their shingle ids against the gold's, pair by pair.
     for qi, j in zip(*(x.tolist() for x in np.nonzero(in_gold & ~prep.fast[chunk]))):
         gold = golds[qi]
@@ -675,8 +676,8 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
         ids, unknown = prep.shingle_ids(index, i, handed[i].text)
         number = table.offset[qi] + gold.id_at[_member(gold.ids, ids)]
         first[number] = np.minimum(first[number], j + 1)
-        strings = gold.unknown & unknown  # a short gold is found as a substring
-        if gold.short:
+        strings = gold.unknown & unknown
+        if gold.short:  # a short gold is found as a substring
             bare = "".join(handed[i].text.split())
             strings |= {s for s in gold.short if s in bare}
         for s in strings:

@@ -123,6 +123,14 @@ def test_parent_child_rankings_agree():
         both(qs, parents, rows(ranking, ranking, ranking), k=2, budgets=(50, 100, 200))
 
 
+def test_no_chunks_retrieve_nothing():
+    """A strategy with no output (an empty index ranks -1 everywhere) scores 0 throughout."""
+    qs = QuerySet("t", (query(0, "a", "manual repeat me"), query(1, "b", "Beta")), VIEW)
+    scores = both(qs, [], rows([-1, -1, -1], [-1, -1, -1]))
+    assert not scores.coverage.any() and not scores.doc_hit.any()
+    assert scores.retrieved == [[], []]
+
+
 def test_shingle_size_other_than_eight():
     handed = [sliced(A, 0, 40), sliced(A, 30, 90), sliced(B, 0, 25)]
     qs = QuerySet("t", (query(0, "a", "manual repeat me"), query(1, "b", "Beta")), VIEW)
