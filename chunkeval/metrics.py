@@ -255,6 +255,9 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
                          f"got shape {ranking.shape}")
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
+    if ranking.size and not np.issubdtype(ranking.dtype, np.integer):
+        raise ValueError(f"ranking must hold integer chunk ids, got {ranking.dtype}")
+    ranking = ranking.astype(np.int64, copy=False)  # an empty one may come as floats
     if ranking.size and ranking.max() >= len(handed):
         raise ValueError(f"ranking refers to chunk {ranking.max()} of {len(handed)}")
     if shingle < 1:

@@ -129,6 +129,11 @@ def test_no_chunks_retrieve_nothing():
     scores = both(qs, [], rows([-1, -1, -1], [-1, -1, -1]))
     assert not scores.coverage.any() and not scores.doc_hit.any()
     assert scores.retrieved == [[], []]
+    # an empty ranking may come as floats (numpy's default); chunk ids as floats may not
+    for exact in (False, True):
+        assert score(qs, [], np.zeros((2, 0)), exact_sets=exact).retrieved == [[], []]
+    with pytest.raises(ValueError, match="integer chunk ids"):
+        score(qs, [sliced(A, 0, 10)], np.zeros((2, 1)))
 
 
 def test_shingle_size_other_than_eight():
