@@ -481,8 +481,8 @@ def _gold_of(index: _ViewIndex, q) -> _Gold:
     full_at = [i for i, s in enumerate(strings) if len(s) == n]
     ids = index.lookup_strings(full)
     known = ids >= 0
-    unknown = frozenset(s for s, ok in zip(full, known) if not ok) | frozenset(
-        s for s in strings if len(s) < n)
+    short = tuple(s for s in strings if len(s) < n)
+    unknown = frozenset(s for s, ok in zip(full, known) if not ok) | frozenset(short)
     doc = index.number.get(q.doc_id, -1)
     start, end, which = [], [], []
     if doc >= 0 and known.any():
@@ -504,11 +504,13 @@ def _gold_of(index: _ViewIndex, q) -> _Gold:
             start.append(np.array(at, dtype=np.int64))
             end.append(np.array(at, dtype=np.int64) + len(s))
             which.append(np.full(len(at), gi, dtype=np.int64))
-    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
     order = np.argsort(ids[known], kind="stable")  # distinct strings have distinct ids
     return _Gold(strings, ids[known][order], np.asarray(full_at, dtype=np.int64)[known][order],
-                 unknown, tuple(s for s in strings if len(s) < n), cat(start), cat(end),
-                 cat(which))
+                 unknown, short, _concat(start), _concat(end), _concat(which))
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
 
 
 class _Handed:
@@ -574,12 +576,11 @@ class _GoldTable:
         # query * span + start, so that those inside a chunk of query q are one key range.
         self.span = max((int(o[-1]) for o in index.offsets), default=0) + 1
         q = np.repeat(np.arange(len(golds)), [len(g.start) for g in golds])
-        cat = (lambda arrays: np.concatenate(arrays) if arrays else np.zeros(0, np.int64))
-        key = q * self.span + cat([g.start for g in golds])
+        key = q * self.span + _concat([g.start for g in golds])
         order = np.argsort(key, kind="stable")
         self.key = key[order]  # ... and each occurrence's end and gold shingle (its number)
-        self.end = cat([g.end for g in golds])[order]
-        self.shingle_at = (self.offset[q] + cat([g.which for g in golds]))[order]
+        self.end = _concat([g.end for g in golds])[order]
+        self.shingle_at = (self.offset[q] + _concat([g.which for g in golds]))[order]
         self._position: dict[int, dict[str, int]] = {}
 
     def position(self, qi: int, gold: _Gold) -> dict[str, int]:
@@ -630,6 +631,9 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     """Every query of the ranking at once, as arrays of (query, rank) pairs; only the chunks
     off the fast path are looked at one by one."""
     queries = query_set.queries
+    if not handed:  # no chunks, so nothing retrieved: every score stays 0
+        out.retrieved.extend([] for _ in queries)
+        return
     view = query_set.view
     index, golds, table = prepare(query_set, shingle)
     if chunk_index is None:
@@ -637,9 +641,6 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     prep = chunk_index.get(shingle)
     if prep is None or prep.view is not view:
         prep = chunk_index[shingle] = _Handed(index, view, handed)
-    if not handed:  # no chunks, so nothing retrieved: every score stays 0
-        out.retrieved.extend([] for _ in queries)
-        return
     lengths = [length(c.text) for c in handed]
     n_queries, width = ranking.shape
     ranking = _compact(ranking)

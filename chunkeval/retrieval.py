@@ -349,8 +349,9 @@ def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
     rule), both products run on CSR matrices, and the basis of the last product comes from
     Cholesky QR (`_orthonormal`). The subspace is the same in exact arithmetic: on the
     default corpus every LSA and hybrid metric, per query, came out as with TruncatedSVD, for
-    less than half its CPU (bench/results/stages.md). Singular vectors keep the signs they come with:
-    a sign flips one coordinate of every vector, which leaves each cosine as it is."""
+    less than half its CPU (bench/results/stages.md). Singular vectors keep the signs they
+    come with: a sign flips one coordinate of every vector, which leaves each cosine as it
+    is."""
     from scipy import linalg
 
     chunks, terms = x.shape
