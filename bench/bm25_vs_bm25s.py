@@ -69,7 +69,7 @@ def bigram_tokens(texts: list[str]) -> list[list[str]]:
 
 
 def run_chunkeval(corpus: list[str], queries: list[str]) -> np.ndarray:
-    from chunkeval.retrieval import BM25Index
+    from chunkeval.retrieval.lexical import BM25Index
 
     return BM25Index(corpus).search(queries, TOP)
 

@@ -135,7 +135,8 @@ def store_result(key: str, result: dict) -> None:
     only costs time). gzip without a timestamp, so one entry gives the same bytes anywhere."""
     data = json.dumps({"format": RESULT_FORMAT, "key": key, "result": result},
                       ensure_ascii=False).encode("utf-8")
-    # Level 1: on the default matrix, 8 MB instead of 6 for 0.1 CPU s instead of 2.3.
+    # Level 1: the entries are a little larger, and far cheaper to write
+    # (bench/results/result-cache.md).
     raw = gzip.compress(data, compresslevel=1, mtime=0)
     try:
         atomic_write(result_path(key), raw)

@@ -1,6 +1,11 @@
 """The command line: fetch and inspect the corpus, list strategies, run the evaluation, compare.
 
-Exit codes: 0 done; 1 done but with problems under --strict; 2 bad input or usage.
+Every option that is a setting comes from config.SETTINGS, so the commands, the pytest plugin
+and `[tool.chunkeval]` share its names, help and defaults; each command then works on one
+session.Session, as the plugin does.
+
+Exit codes: 0 done; 1 done but with problems under --strict, or a strategy failed;
+2 bad input or usage. Anything else that escapes is a bug and shows its traceback.
 """
 
 from __future__ import annotations
@@ -13,14 +18,21 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import __version__, config, retrieval, strategies
-from .baselines import BaselineError
+from . import __version__, cache, config, report, strategies
 from .cache import atomic_write
-from .config import ConfigError
-from .corpus import CorpusError
-from .executors import ExecutorError
-from .model import InputError, Problem
-from .shard import MergeError
+from .corpus import DEFAULT_CORPUS, fetch_builtin, format_of, load_corpus
+from .corpus.debian import BUILTIN_CORPORA
+from .errors import ChunkevalError, ConfigError, CorpusError, InputError, Problem
+from .executors import EXECUTORS, make
+from .gate import calibrate
+from .gate.baselines import key, record_noise
+from .model import _digest
+from .queries import default_query_sets
+from .results import DEFAULTS, BaselineEntry, Results
+from .retrieval import embedding, load_retriever
+from .session import Session, read_results
+from .shard import merge
+from .stats import paired_bootstrap
 
 EPILOG = """examples:
   chunkeval corpus fetch --apt-update     download and verify the default corpus (debian-ja)
@@ -39,65 +51,31 @@ change is reused, not evaluated again (--no-result-cache: evaluate everything);
 `chunkeval cache clear` empties the embedding and result caches.
 """
 
-
-class UsageError(Exception):
-    pass
-
-
 EXAMPLE_MODULE = "chunking"
-
-
-def _corpus_args(p: argparse.ArgumentParser, queries: bool = True) -> None:
-    p.add_argument("--corpus", metavar="NAME|DIR",
-                   help="'debian-ja' (Debian's Japanese documentation, fetched and cached), "
-                        "'debian-en' (the same manuals in English) or a directory of your "
-                        "HTML, Markdown and text documents; default: [tool.chunkeval] corpus, else debian-ja")
-    if queries:
-        p.add_argument("--queries", action="append", metavar="NAME|FILE",
-                       help="query set: faq-headings, faq-qa, section-titles or a JSONL file "
-                            "(id, query, doc, answer|answers|spans); repeatable. Default: "
-                            "[tool.chunkeval] "
-                            "query_sets, else every builder that yields queries on the corpus")
-        p.add_argument("--max-queries", type=int, metavar="N",
-                       help="sample at most N queries per set, seed 0 (default 800)")
-    p.add_argument("--length", metavar="chars|MODULE:ATTR",
-                   help="how chunk lengths and the budget are measured: chars (default) or a "
-                        "callable text -> int, e.g. a tokenizer's count")
-    p.add_argument("--max-document-mb", type=float, metavar="MB",
-                   help="skip, with a warning, any page larger than this, as read or once "
-                        "decompressed (default 20)")
-    p.add_argument("--strict", action="store_const", const=True,
-                   help="exit 1 when any input file or query line had a problem")
-    p.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
-                   help="register an outside splitter (repeatable), besides [tool.chunkeval] "
-                        "splitters")
-
-
-def _result_cache_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-result-cache", action="store_const", const=False,
-                   help="evaluate every result, neither reusing nor storing results of "
-                        "earlier runs (default: reuse those whose chunks, retriever, query set "
-                        "and settings are the same)")
+DEFAULT_OUT = "chunkeval-results"
+# The gate is calibrated on the built-in lexical retrievers unless others are named.
+CALIBRATION_RETRIEVERS = ("bm25", "lsa", "hybrid")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chunkeval", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
         description="Evaluate RAG chunking strategies: split a corpus many ways, search it with "
-                    "BM25 and LSA, and score how much of each answer the retrieved chunks hold.")
+                    "BM25, LSA and embeddings, and score how much of each answer the retrieved "
+                    "chunks hold.")
     parser.add_argument("--version", action="version", version=f"chunkeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     corpus = sub.add_parser("corpus", help="fetch or inspect a corpus")
     csub = corpus.add_subparsers(dest="corpus_command", required=True, metavar="ACTION")
-    fetch = csub.add_parser("fetch", help="download and verify the default corpus's packages")
-    fetch.add_argument("--corpus", default="debian-ja", choices=["debian-ja", "debian-en"],
-                       help="which built-in corpus (default debian-ja)")
+    fetch = csub.add_parser("fetch", help="download and verify a built-in corpus's packages")
+    fetch.add_argument("--corpus", default=DEFAULT_CORPUS, choices=list(BUILTIN_CORPORA),
+                       help=f"which built-in corpus (default {DEFAULT_CORPUS})")
     fetch.add_argument("--apt-update", action="store_true",
                        help="if apt cannot find the packages, run `apt-get update` and try "
                             "again (a fresh machine's package lists may be empty)")
     info = csub.add_parser("info", help="summarise what the parser and query builders saw")
-    _corpus_args(info)
+    config.add_options(info, "info")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.add_argument("--dump", metavar="FILE.jsonl",
                       help="write every document (text and blocks) and query, one JSON a line; "
@@ -105,42 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     strat = sub.add_parser("strategies", help="list the registered chunking strategies")
     strat.add_argument("--json", action="store_true", help="print JSON instead of text")
-    strat.add_argument("--splitter", action="append", default=[], metavar="MODULE:ATTR",
-                       help="register an outside splitter (repeatable)")
+    config.add_options(strat, "strategies")
 
     run = sub.add_parser("run", help="the main job: every strategy x retriever x query set, "
                                      "a results table, results.json and the reports")
-    _corpus_args(run)
-    run.add_argument("--strategies", metavar="NAMES",
-                     help="comma-separated built-in names and MODULE:ATTR splitters; default: "
-                          "[tool.chunkeval] strategies, else all on the built-in corpus and "
-                          "your splitters plus the reference strategies on yours")
-    run.add_argument("--retrievers", metavar="NAMES",
-                     help="comma-separated: bm25,lsa,hybrid,use,hybrid-use, registered or "
-                          "MODULE:ATTR (default: all installed; use and hybrid-use on three "
-                          "reference strategies only)")
-    run.add_argument("--retriever", action="append", default=[], metavar="MODULE:ATTR",
-                     help="register an outside retriever (repeatable): an embedding function "
-                          "texts -> array [n, d], or a Retriever; it joins the default set")
-    run.add_argument("--analyzer", metavar="NAME",
-                     help="BM25/LSA terms: auto (default: from the corpus's language), char2, "
-                          "word or word+stem")
-    run.add_argument("--out", default="chunkeval-results", metavar="DIR",
-                     help="where results.json, report.md and report.html go "
-                          "(default: chunkeval-results)")
+    config.add_options(run, "run")
+    run.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                     help=f"where results.json, report.md and report.html go "
+                          f"(default: {DEFAULT_OUT})")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-                     help="worker processes, one strategy each at a time (default: all cores)")
-    run.add_argument("--k", type=int, help="chunks handed per query (default 5)")
-    run.add_argument("--budget", type=int,
-                     help="context budget in characters for budget recall (default 2000)")
-    _result_cache_arg(run)
-    run.add_argument("--shard", metavar="I/N",
-                     help="run only shard I of N of the strategy x query set tasks, split "
-                          "evenly by cost; join the shards with `chunkeval merge`")
-    run.add_argument("--shard-timings", metavar="results.json",
-                     help="an earlier run's results.json whose measured seconds balance the "
-                          "shards (default: estimated from corpus size and strategy family)")
-    run.add_argument("--executor", choices=("process", "ray"), default="process",
+                     help="worker processes (or Ray CPUs), one strategy each at a time "
+                          "(default: all cores)")
+    run.add_argument("--executor", choices=EXECUTORS, default=EXECUTORS[0],
                      help="process: a pool of --jobs processes here (default); ray: a Ray "
                           "cluster, embedded with --jobs CPUs or the one at --address "
                           "(pip install 'chunkeval[distributed]')")
@@ -148,13 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --executor ray: a running cluster (HOST:6379 or "
                           "ray://HOST:10001), whose nodes have chunkeval installed")
 
-    merge = sub.add_parser("merge", help="join the results.json of every shard of a run into "
-                                         "one results.json and report")
-    merge.add_argument("dirs", nargs="+", metavar="DIR",
-                       help="each shard's --out directory (or its results.json)")
-    merge.add_argument("--out", default="chunkeval-results", metavar="DIR",
-                       help="where the joined results.json and reports go "
-                            "(default: chunkeval-results)")
+    merge_ = sub.add_parser("merge", help="join the results.json of every shard of a run into "
+                                          "one results.json and report")
+    merge_.add_argument("dirs", nargs="+", metavar="DIR",
+                        help="each shard's --out directory (or its results.json)")
+    merge_.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                        help=f"where the joined results.json and reports go "
+                             f"(default: {DEFAULT_OUT})")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries")
@@ -166,16 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
                       metavar="NAME|MODULE:ATTR",
                       help="bm25 (default), lsa, hybrid, use, hybrid-use, or an outside "
                            "retriever (registered first)")
-    cmp_.add_argument("--analyzer", metavar="NAME",
-                      help="BM25/LSA terms: auto (default), char2, word or word+stem")
     cmp_.add_argument("--query-set", metavar="NAME", help="default: the first query set")
-    _corpus_args(cmp_)
-    _result_cache_arg(cmp_)
+    config.add_options(cmp_, "compare")
 
-    cache = sub.add_parser("cache", help="the caches (parsed corpora, downloaded packages, "
-                                         "embeddings, results): their sizes, or clear the "
-                                         "embedding and result caches")
-    cache.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
+    cache_ = sub.add_parser("cache", help="the caches (parsed corpora, downloaded packages, "
+                                          "embeddings, results): their sizes, or clear the "
+                                          "embedding and result caches")
+    cache_.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
                                        "project in the working directory")
@@ -187,25 +138,22 @@ def build_parser() -> argparse.ArgumentParser:
                            "start from, and gate it")
 
     cal = sub.add_parser("calibrate", help="how often harmless variants of a strategy fail the "
-                                           "gate, and the smallest drop it catches")
+                                           "gate, and the smallest drop it catches",
+                         description="Evaluate harmless and degraded variants of a strategy and "
+                                     "judge them with the gate's tolerance (alpha, min_effect, "
+                                     "gate: the options below, else [tool.chunkeval]). Retrievers "
+                                     f"default to {', '.join(CALIBRATION_RETRIEVERS)} unless "
+                                     "--retrievers or [tool.chunkeval] retrievers names others.")
     cal.add_argument("strategy", help="the strategy to calibrate")
-    _corpus_args(cal)
-    cal.add_argument("--retrievers", metavar="NAMES",
-                     help="comma-separated (default: bm25,lsa,hybrid)")
-    _result_cache_arg(cal)
+    config.add_options(cal, "calibrate")
     cal.add_argument("--trials", type=int, default=50, metavar="N",
                      help="harmless variants (random phase shifts; default 50)")
-    cal.add_argument("--drops", default="0.05,0.1,0.2,0.3", metavar="SHARES",
-                     help="shares of each chunk's text dropped by the degraded variants")
+    cal.add_argument("--drops", default=",".join(map(str, calibrate.DROPS)), metavar="SHARES",
+                     help="shares of each chunk's text dropped by the degraded variants "
+                          f"(default {','.join(map(str, calibrate.DROPS))})")
     cal.add_argument("--drop-trials", type=int, default=10, metavar="N",
                      help="degraded variants per share (default 10)")
-    cal.add_argument("--alpha", type=float, default=0.05,
-                     help="family-wise false-alarm level of the gate (default 0.05)")
-    cal.add_argument("--min-effect", type=float, default=0.02,
-                     help="smallest drop that counts as a regression (default 0.02)")
-    cal.add_argument("--gate", default="recall_at_k,budget_recall,complete_rate,doc_hit_at_k",
-                     metavar="METRICS", help="gated metrics (default: the four of the seed)")
-    cal.add_argument("--out", default="chunkeval-results", metavar="DIR",
+    cal.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                      help="where calibration-<strategy>.json and .md go")
     cal.add_argument("--record", action="store_true",
                      help="write the strategy's measured noise floor into its baseline entries; "
@@ -222,7 +170,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "init":
             return _init(args)
-        args.config = _config(args)
         handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
                    "compare": _compare, "cache": _cache, "calibrate": _calibrate,
                    "merge": _merge}[args.command]
@@ -234,28 +181,31 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
-    except (UsageError, ConfigError, CorpusError, InputError, strategies.SplitterError,
-            retrieval.RetrieverError, ExecutorError, MergeError, BaselineError, KeyError,
-            ValueError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"chunkeval: error: {msg}", file=sys.stderr)
+    except ChunkevalError as e:
+        print(f"chunkeval: error: {e}", file=sys.stderr)
         return 2
 
 
-def _config(args) -> config.Config:
-    """The project's settings with this command's options over them; registers splitters."""
-    given = {s.name: getattr(args, s.cli.lstrip("-").replace("-", "_"), None)
-             for s in config.SETTINGS if s.cli}
-    cfg = config.load(command_line=given)
-    cfg.register_splitters()
-    cfg.register_retrievers()
-    return cfg
+def _session(args) -> Session:
+    """The project's settings with this command's options over them."""
+    return Session(config.load(command_line=config.given(args)))
+
+
+def _out_dir(out: str) -> Path:
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--out {path}: exists and is not a directory")
+    return path
+
+
+def _write_results(results: Results, out: Path) -> dict[str, Path]:
+    atomic_write(out / "results.json", json.dumps(results.to_json(), ensure_ascii=False) + "\n")
+    return report.write_reports(results, out)
 
 
 # -- corpus --------------------------------------------------------------------------------------
 def _corpus_command(args) -> int:
     if args.corpus_command == "fetch":
-        from .corpus import fetch_builtin
         try:
             paths = fetch_builtin(args.corpus, progress=None)
         except CorpusError as e:
@@ -277,33 +227,11 @@ def _apt_update() -> None:
         done = subprocess.run(["apt-get", "update"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     except FileNotFoundError:
-        raise UsageError("apt-get is not installed: the default corpus needs Debian's apt; "
-                         "or evaluate your own documents with --corpus DIR") from None
+        raise CorpusError("apt-get is not installed: the default corpus needs Debian's apt; "
+                          "or evaluate your own documents with --corpus DIR") from None
     if done.returncode != 0:
-        raise UsageError(f"`apt-get update` failed (exit {done.returncode}): "
-                         f"{done.stderr.strip()[-500:]}")
-
-
-def _load(args):
-    from .corpus import load_corpus
-    from .evaluate import Evaluation
-    cfg = args.config
-    corpus = load_corpus(cfg.corpus, max_document_mb=cfg.max_document_mb)
-    evaluation = Evaluation(corpus, cfg.settings(), list(cfg.query_sets) or None,
-                            result_cache=cfg.result_cache)
-    return corpus, evaluation
-
-
-def _corpus_line(corpus, where: str) -> str:
-    return (f"corpus {corpus.name} (fingerprint {corpus.fingerprint}, {len(corpus)} documents; "
-            f"{where})")
-
-
-def _problems(corpus, evaluation) -> list[Problem]:
-    found = list(corpus.problems)
-    for spec in evaluation.query_specs:
-        found += getattr(evaluation.query_set(spec), "problems", ())
-    return found
+        raise CorpusError(f"`apt-get update` failed (exit {done.returncode}): "
+                          f"{done.stderr.strip()[-500:]}")
 
 
 def _report_problems(problems: list[Problem], strict: bool) -> int:
@@ -316,12 +244,11 @@ def _report_problems(problems: list[Problem], strict: bool) -> int:
 
 
 def _info(args) -> int:
-    from .corpus import format_of
-    from .model import _digest
-    corpus, evaluation = _load(args)
+    session = _session(args)
+    corpus, evaluation = session.corpus, session.evaluation
     sets = {spec: evaluation.query_set(spec) for spec in evaluation.query_specs}
     blocks = Counter(b.kind for d in corpus.documents for b in d.blocks)
-    problems = _problems(corpus, evaluation)
+    problems = session.problems()
     info = {
         "name": corpus.name,
         "fingerprint": _digest([corpus.fingerprint, *[qs.fingerprint for qs in sets.values()]])[:16],
@@ -359,11 +286,12 @@ def _info(args) -> int:
                   "in them")
         if args.dump:
             print(f"dump        {args.dump}")
-    return _report_problems(problems, args.config.strict)
+    return _report_problems(problems, session.config.strict)
 
 
 # -- strategies ----------------------------------------------------------------------------------
 def _strategies(args) -> int:
+    _session(args)  # registers the project's splitters
     listed = [s.describe() for s in strategies.all_strategies()]
     if args.json:
         print(json.dumps(listed, ensure_ascii=False, indent=2))
@@ -377,47 +305,38 @@ def _strategies(args) -> int:
 
 # -- run -----------------------------------------------------------------------------------------
 def _run(args) -> int:
-    from . import report
-    cfg = args.config
-    names = cfg.strategy_names()
-    plan = cfg.retriever_plan(names)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a directory")
-    from . import executors, shard
-    part, timings = shard.from_config(cfg)
-    executor = executors.make(args.executor, jobs=args.jobs, address=args.address,
-                              splitters=list(cfg.register_splitters()), root=cfg.root)
-    corpus, evaluation = _load(args)
-    print(_corpus_line(corpus, f"from {cfg.where['corpus']}"), flush=True)
-    results = evaluation.run(names, plan, jobs=args.jobs, shard=part, timings=timings,
-                             executor=executor)
-    if part is not None:
-        print(f"shard {part}: {len(results['shard']['tasks'])} strategy x query set task(s)")
-    atomic_write(out / "results.json", json.dumps(results, ensure_ascii=False) + "\n")
-    written = report.write_reports(results, out)
+    session = _session(args)
+    out = _out_dir(args.out)
+    executor = make(args.executor, jobs=args.jobs, address=args.address,
+                    modules=session.modules)
+    print(session.corpus_line, flush=True)
+    results = session.evaluation.run(session.strategies, session.plan, shard=session.shard,
+                                     timings=session.timings, executor=executor)
+    if session.shard is not None:
+        print(f"shard {session.shard}: {len(results.shard['tasks'])} strategy x query set "
+              "task(s)")
+    written = _write_results(results, out)
     print(report.format_table(results))
-    emb = results["embeddings"]
-    print(f"\nanalyzer {results['analyzer']}; embeddings: {emb['embedded']} texts embedded, "
+    emb = results.embeddings
+    print(f"\nanalyzer {results.analyzer}; embeddings: {emb['embedded']} texts embedded, "
           f"{emb['cached']} from the cache")
-    rc = results["result_cache"]
+    rc = results.result_cache
     if rc["enabled"]:
         print(f"results: {rc['evaluated']} evaluated, {rc['reused']} reused from the result "
               "cache (their index and search seconds are those measured when stored)")
     else:
         print(f"results: {rc['evaluated']} evaluated (result cache off)")
     print(f"wrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
-    return _report_problems(_problems(corpus, evaluation), cfg.strict)
+    return _report_problems(session.problems(), session.config.strict)
 
 
 # -- cache ---------------------------------------------------------------------------------------
 def _cache(args) -> int:
     """Parsed corpora and downloaded packages are kept by `clear`: they are costly to make
     again (the packages need apt) and never give a wrong number."""
-    from . import cache, embeddings
     if args.cache_command == "clear":
-        freed = embeddings.clear()
-        print(f"cleared the embedding cache {embeddings.root()} ({freed / 2**20:.1f} MB)")
+        freed = embedding.clear()
+        print(f"cleared the embedding cache {embedding.root()} ({freed / 2**20:.1f} MB)")
         freed = cache.clear_results()
         print(f"cleared the result cache {cache.results_root()} ({freed / 2**20:.1f} MB)")
         return 0
@@ -427,9 +346,9 @@ def _cache(args) -> int:
             if (root / name).is_dir() else []
         size = sum(f.stat().st_size for f in files)
         print(f"{what} {root / name}: {len(files)} files, {size / 2**20:.1f} MB (kept by clear)")
-    files, size = embeddings.usage()
-    print(f"embedding cache {embeddings.root()}: {files} shard files, {size / 2**20:.1f} MB "
-          f"(limit {embeddings.limit_bytes() / 2**20:.0f} MB, ${embeddings.LIMIT_VAR})")
+    files, size = embedding.usage()
+    print(f"embedding cache {embedding.root()}: {files} shard files, {size / 2**20:.1f} MB "
+          f"(limit {embedding.limit_bytes() / 2**20:.0f} MB, ${embedding.LIMIT_VAR})")
     entries, size = cache.results_usage()
     print(f"result cache {cache.results_root()}: {entries} results, {size / 2**20:.1f} MB "
           f"(limit {cache.results_limit_bytes() / 2**20:.0f} MB, ${cache.RESULTS_LIMIT_VAR})")
@@ -438,34 +357,13 @@ def _cache(args) -> int:
 
 # -- merge -------------------------------------------------------------------------------------
 def _merge(args) -> int:
-    from . import report
-    from .shard import merge
     docs = []
     for d in args.dirs:
-        path = Path(d)
-        if path.is_dir():
-            path = path / "results.json"
-        try:
-            docs.append((str(path), json.loads(path.read_text(encoding="utf-8"))))
-        except OSError as e:
-            raise InputError(str(path), f"cannot read it: {e.strerror or e}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise InputError(str(path), f"not valid JSON: {e}") from None
-    for where, doc in docs:
-        try:
-            report.checked(doc)
-            if "shard" in doc:
-                shard = doc["shard"]
-                int(shard["index"]), int(shard["count"]), list(shard["strategies"])
-                list(shard["retrievers"])
-        except (ValueError, KeyError, TypeError) as e:
-            raise InputError(where, f"not a chunkeval results document ({e!s})") from None
+        path = Path(d) / "results.json" if Path(d).is_dir() else Path(d)
+        docs.append((str(path), read_results(path)))
     merged = merge(docs)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a directory")
-    atomic_write(out / "results.json", json.dumps(merged, ensure_ascii=False) + "\n")
-    written = report.write_reports(merged, out)
+    out = _out_dir(args.out)
+    written = _write_results(merged, out)
     print(report.format_table(merged))
     print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
           + ", ".join(str(p) for p in written.values()))
@@ -474,46 +372,38 @@ def _merge(args) -> int:
 
 # -- compare -------------------------------------------------------------------------------------
 def _compare(args) -> int:
-    import numpy as np
-
-    from . import report
-    from .baselines import series
-    from .stats import paired_bootstrap
+    session = _session(args)
     retriever = args.compared_retriever
     if ":" in retriever:
-        with config.on_path(args.config.root):
-            retriever = retrieval.load_retriever(retriever)[0].name
+        retriever = load_retriever(retriever, session.config.root)[0].name
     if args.results:
-        try:
-            doc = json.loads(Path(args.results).read_text(encoding="utf-8"))
-            checked = report.checked(doc)
-            query_set = args.query_set or checked.query_sets[0]
-            complete_at = doc["settings"]["complete_at"]
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError, ValueError, KeyError,
-                IndexError, TypeError) as e:
-            raise InputError(args.results, f"not a chunkeval results document ({e!s})") from None
-        picked = {s: r for (q, s, ret), r in checked.rows.items()
-                  if ret == retriever and q == query_set}
+        results = read_results(args.results)
+        if not results.query_set_names:
+            raise InputError(args.results, "holds no results")
+        query_set = args.query_set or results.query_set_names[0]
+        picked = {r.strategy: r for r in results.results
+                  if r.retriever == retriever and r.query_set == query_set}
         missing = [s for s in (args.a, args.b) if s not in picked]
         if missing:
             raise InputError(args.results, f"no {retriever} results on {query_set!r} for "
                                            f"{', '.join(missing)}")
         a, b = picked[args.a], picked[args.b]
+        complete_at = results.settings.complete_at
     else:
         for name in (args.a, args.b):
             strategies.get(name)
-        corpus, evaluation = _load(args)
-        print(_corpus_line(corpus, f"from {args.config.where['corpus']}"))
+        evaluation = session.evaluation
+        print(session.corpus_line)
         spec = args.query_set or evaluation.query_specs[0]
         a = evaluation.result(args.a, retriever, spec)
         b = evaluation.result(args.b, retriever, spec)
-        query_set, complete_at = a["query_set"], evaluation.settings.complete_at
-    sa, sb = series(a, complete_at), series(b, complete_at)
+        query_set, complete_at = a.query_set, evaluation.settings.complete_at
+    sa, sb = a.series(complete_at), b.series(complete_at)
     print(f"{args.a} - {args.b}, retriever {retriever}, query set {query_set} "
           f"({len(sa['coverage'])} queries; paired bootstrap, 2,000 resamples, seed 0)")
     for metric, src in (("recall@k", "coverage"), ("budget recall", "budget_coverage"),
                         ("complete rate", "complete"), ("doc hit@k", "doc_hit")):
-        ci = paired_bootstrap(np.asarray(sa[src]), np.asarray(sb[src]))
+        ci = paired_bootstrap(sa[src], sb[src])
         verdict = "difference shown" if ci.shows_difference else "no difference shown"
         print(f"  {metric:<14} {sa[src].mean()*100:6.1f}% vs {sb[src].mean()*100:6.1f}%  "
               f"diff {ci.diff*100:+5.1f} points, 95% CI [{ci.low*100:+.1f}, {ci.high*100:+.1f}]"
@@ -522,48 +412,46 @@ def _compare(args) -> int:
 
 
 # -- calibrate -----------------------------------------------------------------------------------
+
+
 def _calibrate(args) -> int:
-    from . import calibrate
-    from .baselines import METRICS, Tolerance
+    session = _session(args)
     strategies.get(args.strategy)
-    # The gate is calibrated on the built-in lexical retrievers unless others are named.
-    rets = (args.config.retriever_plan([args.strategy])[args.strategy] if args.retrievers
-            else ["bm25", "lsa", "hybrid"])
-    gated = tuple(g.strip() for g in args.gate.split(",") if g.strip())
-    unknown = [g for g in gated if g not in METRICS]
-    if unknown:
-        raise UsageError(f"--gate: unknown metric: {', '.join(unknown)}; known: "
-                         f"{', '.join(METRICS)}")
+    rets = (session.plan_for([args.strategy])[args.strategy]
+            if session.config.retrievers else list(CALIBRATION_RETRIEVERS))
     try:
         drops = [float(d) for d in args.drops.split(",") if d.strip()]
     except ValueError:
-        raise UsageError(f"--drops {args.drops!r}: expected comma-separated shares") from None
-    if any(not 0 < d < 1 for d in drops) or args.trials < 1 or not 0 < args.alpha < 1:
-        raise UsageError("--drops must lie in (0, 1), --trials be >= 1, --alpha in (0, 1)")
-    corpus, evaluation = _load(args)
+        raise ConfigError(f"--drops {args.drops!r}: expected comma-separated shares") from None
+    if any(not 0 < d < 1 for d in drops) or args.trials < 1:
+        raise ConfigError("--drops must lie in (0, 1) and --trials be >= 1")
+    tol = session.tolerance
+    if not 0 < tol.alpha < 1:
+        raise ConfigError(f"{session.config.where['alpha']}: alpha must lie in (0, 1)")
+    evaluation = session.evaluation
     if args.from_trials:
         trials = _read_trials(args.from_trials, args.strategy)
     else:
         trials = calibrate.run_trials(evaluation, args.strategy, rets, trials=args.trials,
                                       drops=drops, drop_trials=args.drop_trials)
-    tol = Tolerance(min_effect=args.min_effect, alpha=args.alpha, gated=gated)
     tables = {"bootstrap": calibrate.judge(trials, tol),
               "calibrated": calibrate.judge(trials, tol, calibrated=True)}
     text = "\n\n".join(calibrate.format_table(t) for t in tables.values())
     floors = calibrate.noise_floors(calibrate.harmless_diffs(trials))
-    out = Path(args.out)
+    out = _out_dir(args.out)
     stem = f"calibration-{args.strategy}"
     if not args.from_trials:
         atomic_write(out / f"{stem}-trials.json", json.dumps(trials, ensure_ascii=False) + "\n")
-    atomic_write(out / f"{stem}.json", json.dumps({**tables, "noise": floors},
-                                                  ensure_ascii=False, indent=1) + "\n")
+    written = {**tables, "tolerance": tol.to_json(),
+               "noise": {c: {m: n.to_json() for m, n in f.items()} for c, f in floors.items()}}
+    atomic_write(out / f"{stem}.json", json.dumps(written, ensure_ascii=False, indent=1) + "\n")
     atomic_write(out / f"{stem}.md", f"```\n{text}\n```\n")
     print(text)
     print(f"\nwrote {out / (stem + '.json')}, {out / (stem + '.md')}"
           + ("" if args.from_trials else f", {out / (stem + '-trials.json')}"))
     if args.record:
-        _record_noise(args, corpus, trials, floors)
-    return _report_problems(_problems(corpus, evaluation), args.config.strict)
+        _record_noise(session, trials, floors)
+    return _report_problems(session.problems(), session.config.strict)
 
 
 def _read_trials(path: str, strategy: str) -> dict:
@@ -581,18 +469,14 @@ def _read_trials(path: str, strategy: str) -> dict:
     return doc
 
 
-def _record_noise(args, corpus, trials: dict, floors: dict) -> None:
-    from .baselines import (baseline_path, corpus_identity, entry_from_result, key,
-                            record_noise)
-    path = baseline_path(args.config.baselines, corpus.name)
-    measured = {}
+def _record_noise(session: Session, trials: dict, floors: dict) -> None:
+    path = session.baseline_path
+    measured: dict[str, tuple[BaselineEntry, dict]] = {}
     for case, noise in floors.items():
         retriever, query_set = case.split("|", 1)
-        measured[key(args.strategy, retriever, query_set)] = {
-            "entry": entry_from_result(trials["baseline"][case], trials["complete_at"]),
-            "noise": noise}
-    written = record_noise(path, measured,
-                           identity=corpus_identity(args.config.corpus, args.config.root))
+        entry = calibrate.entry_of(trials["baseline"][case], trials["complete_at"])
+        measured[key(trials["strategy"], retriever, query_set)] = (entry, noise)
+    written = record_noise(path, measured, identity=session.corpus_identity)
     print(f"recorded the noise floor of {len(written)} entries in {path}")
 
 
@@ -604,7 +488,7 @@ SKIP_DIRS = {"node_modules", "venv", "env", "site-packages", "build", "dist", "_
 EXAMPLE_SPLITTER = '''"""A splitter of this project's own, gated by chunkeval (see [tool.chunkeval] in
 pyproject.toml). Edit it freely; `pytest` tells you whether retrieval got worse."""
 
-from chunkeval.model import Chunk
+from chunkeval import Chunk
 
 SIZE = 800  # characters a chunk may hold
 
@@ -632,7 +516,6 @@ split.keeps_structure = True
 
 def _find_docs(root: Path) -> tuple[Path | None, int]:
     """The folder below `root` holding the most documents chunkeval reads, and how many."""
-    from .corpus import format_of
     counts: Counter[Path] = Counter()
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
@@ -653,30 +536,28 @@ def _find_docs(root: Path) -> tuple[Path | None, int]:
 
 
 def _init(args) -> int:
-    from .corpus import load_corpus
-    from .queries import default_query_sets
     root = Path.cwd()
     pyproject = root / "pyproject.toml"
     if config.read_section(pyproject) is not None:
-        raise UsageError(f"{pyproject} already has a {config.SECTION} section; edit it there")
+        raise ConfigError(f"{pyproject} already has a {config.SECTION} section; edit it there")
     if args.docs:
         docs = Path(args.docs)
         if not docs.is_dir():
-            raise UsageError(f"--docs {args.docs}: not a directory")
+            raise ConfigError(f"--docs {args.docs}: not a directory")
         docs = docs.resolve()
     else:
         docs, n = _find_docs(root)
         if docs is None:
-            raise UsageError(f"no HTML, Markdown or text files in any folder below {root}; "
+            raise ConfigError(f"no HTML, Markdown or text files in any folder below {root}; "
                              "pass --docs DIR")
         print(f"documents: {docs.relative_to(root)} ({n} files)")
     try:
         sets = default_query_sets(load_corpus(str(docs)))
-    except (CorpusError, InputError) as e:
-        raise UsageError(f"{docs}: {e}") from None
+    except ChunkevalError as e:
+        raise ConfigError(f"{docs}: {e}") from None
     example = root / f"{EXAMPLE_MODULE}.py"
     if args.example_splitter and example.exists():
-        raise UsageError(f"{example} exists; remove it or leave out --example-splitter")
+        raise ConfigError(f"{example} exists; remove it or leave out --example-splitter")
     rel = os.path.relpath(docs, root)
     section = _section(rel, sets, args.example_splitter)
     old = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
@@ -711,12 +592,12 @@ corpus = {json.dumps(docs)}
 # and invariant tests, gated against the baselines in baselines/.
 {splitters}
 # Built-in strategies gated next to yours, as a yardstick (`chunkeval strategies` lists all).
-reference = {toml_list(config.REFERENCE)}
+reference = {toml_list(strategies.REFERENCE)}
 # Retrievers the chunks are searched with: bm25, lsa, hybrid.
 retrievers = ["bm25", "lsa", "hybrid"]
-# k = 5              # chunks handed per query (Recall@k)
-# budget = 2000      # context budget in characters (budget recall)
-# min_effect = 0.02  # a drop smaller than this (2 points) never fails
+# k = {DEFAULTS.k}              # chunks handed per query (Recall@k)
+# budget = {DEFAULTS.budget}      # context budget in characters (budget recall)
+# min_effect = {config.BY_NAME["min_effect"].default:g}  # a drop smaller than this never fails
 # strict = false     # true: problems in the documents or query files fail the run
 """
 

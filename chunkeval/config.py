@@ -1,42 +1,53 @@
-"""The one configuration, shared by the CLI and the pytest plugin.
+"""The one configuration, shared by the CLI and the pytest plugin: settings, nothing else.
 
-Every setting is a row of SETTINGS. It can be given in three places; the first that has it wins:
+Every setting is a row of SETTINGS, which drives the chunkeval commands' options, the pytest
+options and ini keys and the `[tool.chunkeval]` keys alike. A value can be given in three
+places; the first that has it wins:
 
 1. the command line (`chunkeval run --corpus docs`, `pytest --chunkeval-corpus docs`);
 2. a pytest ini setting with the same name (`chunkeval_corpus = docs`; pytest only);
 3. `[tool.chunkeval]` in the project's pyproject.toml (`corpus = "docs"`).
 
-The project root is the folder of that pyproject.toml (for pytest: its rootdir). Paths written
-in a file are relative to the root, paths given on a command line to the working directory,
-and modules named as `module:attr` import from the root without any path setting.
+Each default is defined once, with the type that uses it (results.Settings, the gate's
+Tolerance, the corpus and strategy modules), and only named here. The project root is the
+folder of that pyproject.toml (for pytest: its rootdir). Paths written in a file are relative
+to the root, paths given on a command line to the working directory, and modules named as
+`module:attr` import from the root without any path setting. What the settings select - the
+corpus, the strategies, the retrievers - is resolved by session.py.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .model import InputError
+from .corpus import DEFAULT_CORPUS, MAX_DOCUMENT_MB
+from .corpus.debian import BUILTIN_CORPORA
+from .errors import ConfigError, InputError, UnknownName
+from .gate.baselines import DIRECTORY as BASELINES
+from .gate.verdict import DEFAULT_TOLERANCE as TOLERANCE
+from .queries import BUILDERS
+from .results import DEFAULTS
+from .strategies import REFERENCE
 
 SECTION = "[tool.chunkeval]"
-BUILTIN_CORPORA = ("debian-ja", "debian-en")  # defined in corpus.py; named here to resolve settings
-DEFAULT_CORPUS = "debian-ja"
-# What an outside corpus is gated on besides the project's own splitters: two built-ins that
-# bracket the usual choice (plain windows, structure-aware), as a yardstick in the report.
-REFERENCE = ("fixed-400", "structure-400")
+# The chunkeval commands that read a corpus and its query sets.
+EVALUATING = ("info", "run", "compare", "calibrate")
 
 
 @dataclass(frozen=True)
 class Setting:
     name: str  # the key in [tool.chunkeval]; `chunkeval_<name>` in ini, --chunkeval-<name> in pytest
-    kind: str  # str | list | int | float | bool | path | paths
+    kind: str  # str | list | int | float | size | bool | path | paths
     default: Any
     help: str
-    cli: str | None = None  # the chunkeval command's own option, where it has one
+    cli: str | None = None  # the chunkeval commands' option, where they have one
+    commands: tuple[str, ...] = ()  # the chunkeval commands that take that option
+    metavar: str | None = None
     adds: bool = False  # values from every place are joined, not overridden
     flag: bool = True  # has a pytest option; False: ini and [tool.chunkeval] only
 
@@ -50,61 +61,78 @@ class Setting:
     def ini(self) -> str:
         return "chunkeval_" + self.name
 
+    @property
+    def shown_default(self) -> str:
+        if self.default in (None, [], (), "") or self.kind == "bool":
+            return ""
+        value = (", ".join(map(str, self.default)) if isinstance(self.default, (list, tuple))
+                 else f"{self.default:g}" if isinstance(self.default, float) else self.default)
+        return f" (default: {value})"
+
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("corpus", "path", DEFAULT_CORPUS,
-            "the corpus: 'debian-ja' (built in: Debian's Japanese manuals, fetched and cached) "
-            "or a directory of your documents", cli="--corpus"),
+            f"the corpus: {' or '.join(BUILTIN_CORPORA)} (built in: Debian's manuals in "
+            "Japanese or English, fetched and cached) or a directory of your HTML, Markdown "
+            "and text documents", cli="--corpus", commands=EVALUATING, metavar="NAME|DIR"),
     Setting("query_sets", "paths", [],
-            "query sets: builder names (faq-headings, faq-qa, section-titles) or JSONL files "
-            "(id, query, doc, answer); default: every builder that yields queries on the "
-            "corpus", cli="--queries"),
+            f"query sets: builder names ({', '.join(BUILDERS)}) or JSONL files (id, query, doc, "
+            "answer|answers|spans); default: every builder that yields queries on the corpus",
+            cli="--queries", commands=EVALUATING, metavar="NAME|FILE"),
     Setting("strategies", "list", [],
-            "strategies to evaluate and gate: built-in names and MODULE:ATTR splitters; "
-            "default: every strategy on the built-in corpus, and on your corpus the splitters "
-            "plus the reference strategies", cli="--strategies"),
+            "strategies to evaluate and gate: built-in names and MODULE:ATTR splitters, "
+            "comma-separated; default: every strategy on the built-in corpus, and on your "
+            "corpus the splitters plus the reference strategies", cli="--strategies",
+            commands=("run",), metavar="NAMES"),
     Setting("splitters", "list", [],
             "outside splitters to register, as MODULE:ATTR (imported from the project root); "
-            "joined from every place they are given", cli="--splitter", adds=True),
+            "joined from every place they are given", cli="--splitter", adds=True,
+            commands=(*EVALUATING, "strategies"), metavar="MODULE:ATTR"),
     Setting("reference", "list", list(REFERENCE),
-            "built-in strategies gated next to your splitters on your own corpus "
-            f"(default: {', '.join(REFERENCE)})"),
+            "built-in strategies gated next to your splitters on your own corpus"),
     Setting("retrievers", "list", [],
             "retrievers to search the chunks with: names (bm25, lsa, hybrid, use, hybrid-use) "
-            "and MODULE:ATTR; default: every installed one (use and hybrid-use on three "
-            "reference strategies only) and your outside retrievers", cli="--retrievers"),
+            "and MODULE:ATTR, comma-separated; default: every installed one (use and "
+            "hybrid-use on three reference strategies only) and your outside retrievers",
+            cli="--retrievers", commands=("run", "calibrate"), metavar="NAMES"),
     Setting("outside_retrievers", "list", [],
             "your retrievers, as MODULE:ATTR (an embedding function texts -> array [n, d], or "
             "a Retriever), imported from the project root; they join the default set",
-            cli="--retriever", adds=True),
-    Setting("analyzer", "str", "auto",
+            cli="--retriever", adds=True, commands=("run", "calibrate"), metavar="MODULE:ATTR"),
+    Setting("analyzer", "str", DEFAULTS.analyzer,
             "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
-            cli="--analyzer"),
-    Setting("k", "int", 5, "chunks handed per query (Recall@k, doc hit@k)", cli="--k"),
-    Setting("budget", "int", 2000, "context budget for budget recall, in characters (or in "
-            "the units of `length`)",
-            cli="--budget"),
-    Setting("length", "str", "chars",
+            cli="--analyzer", commands=("run", "compare", "calibrate"), metavar="NAME"),
+    Setting("k", "int", DEFAULTS.k, "chunks handed per query (Recall@k, doc hit@k)", cli="--k",
+            commands=("run",), metavar="K"),
+    Setting("budget", "int", DEFAULTS.budget,
+            "context budget for budget recall, in characters (or in the units of `length`)",
+            cli="--budget", commands=("run",), metavar="N"),
+    Setting("length", "str", DEFAULTS.length,
             "how chunk lengths and the context budget are measured: chars, or MODULE:ATTR, a "
-            "callable text -> int such as a tokenizer's count", cli="--length"),
-    Setting("max_queries", "int", 800, "sample at most this many queries per set (seed 0)",
-            cli="--max-queries"),
-    Setting("max_document_mb", "size", 20.0,
+            "callable text -> int such as a tokenizer's count", cli="--length",
+            commands=EVALUATING, metavar="chars|MODULE:ATTR"),
+    Setting("max_queries", "int", DEFAULTS.max_queries,
+            f"sample at most this many queries per set (seed {DEFAULTS.seed})",
+            cli="--max-queries", commands=EVALUATING, metavar="N"),
+    Setting("max_document_mb", "size", float(MAX_DOCUMENT_MB),
             "skip, with a warning, any document larger than this many MB, as read or once "
-            "decompressed", cli="--max-document-mb"),
-    Setting("baselines", "path", "baselines", "directory of the baseline files"),
-    Setting("min_effect", "float", 0.02,
-            "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)"),
-    Setting("alpha", "float", 0.05,
+            "decompressed", cli="--max-document-mb", commands=EVALUATING, metavar="MB"),
+    Setting("baselines", "path", BASELINES, "directory of the baseline files"),
+    Setting("min_effect", "float", TOLERANCE.min_effect,
+            "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)",
+            cli="--min-effect", commands=("calibrate",), metavar="SHARE"),
+    Setting("alpha", "float", TOLERANCE.alpha,
             "family-wise false-alarm level: the chance that a harmless change fails any of a "
-            "strategy's gated comparisons"),
-    Setting("gate", "list", ["recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k"],
+            "strategy's gated comparisons", cli="--alpha", commands=("calibrate",),
+            metavar="LEVEL"),
+    Setting("gate", "list", list(TOLERANCE.gated),
             "gated metrics, under one family-wise bound; the others (mrr_at_k, ndcg_at_k) are "
-            "reported only"),
-    Setting("cut_ceiling", "float", 0.25,
+            "reported only", cli="--gate", commands=("calibrate",), metavar="METRICS"),
+    Setting("cut_ceiling", "float", TOLERANCE.cut_ceiling,
             "absolute ceiling on the cut rate of strategies that keep structure"),
     Setting("strict", "bool", False,
-            "fail when any input file or query line had a problem", cli="--strict"),
+            "fail when any input file or query line had a problem", cli="--strict",
+            commands=EVALUATING),
     Setting("json", "path", None, "also write the pytest summary as JSON here, with the "
             "per-query comparison of each case"),
     Setting("html", "path", None, "also write the comparison with the baseline as an HTML "
@@ -113,13 +141,15 @@ SETTINGS: tuple[Setting, ...] = (
             "reuse results of earlier runs whose chunks, retriever, query set and settings are "
             "the same (kept in the cache, least recently used dropped past "
             "$CHUNKEVAL_RESULTS_MB, default 1024); false: evaluate everything, store nothing",
-            cli="--no-result-cache"),
+            cli="--no-result-cache", commands=("run", "compare", "calibrate")),
     Setting("shard", "str", None,
             "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "
-            "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard"),
+            "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard",
+            commands=("run",), metavar="I/N"),
     Setting("shard_timings", "path", None,
             "a results.json of an earlier run whose measured seconds balance the shards "
-            "(default: estimated from corpus size and strategy family)", cli="--shard-timings"),
+            "(default: estimated from corpus size and strategy family)", cli="--shard-timings",
+            commands=("run",), metavar="results.json"),
     Setting("items", "bool", True,
             "with a [tool.chunkeval] section, add chunkeval's own test items to the pytest run "
             "(false: only the tests you write with the fixtures)", flag=False),
@@ -127,8 +157,28 @@ SETTINGS: tuple[Setting, ...] = (
 BY_NAME = {s.name: s for s in SETTINGS}
 
 
-class ConfigError(Exception):
-    """A setting has a value chunkeval cannot use; the message names where it was given."""
+def add_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """A chunkeval command's options, from SETTINGS. Each defaults to None (not given), so
+    that [tool.chunkeval] and the defaults apply underneath (see `load`)."""
+    for s in SETTINGS:
+        if command not in s.commands:
+            continue
+        also = f"[tool.chunkeval] {s.name}"
+        if s.kind == "bool":
+            off = "turn off (default on): " if s.default else ""
+            parser.add_argument(s.cli, dest=s.name, action="store_const", const=not s.default,
+                                help=f"{off}{s.help}; also {also}")
+        else:
+            many = s.adds or s.kind == "paths"
+            parser.add_argument(s.cli, dest=s.name, metavar=s.metavar,
+                                action="append" if many else "store",
+                                help=f"{s.help}{' (repeatable)' if many else ''}"
+                                     f"{s.shown_default}; also {also}")
+
+
+def given(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a chunkeval command line gave (None: not given)."""
+    return {s.name: getattr(args, s.name, None) for s in SETTINGS if s.cli}
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
@@ -159,6 +209,7 @@ class Config:
     values: dict[str, Any]
     where: dict[str, str]  # setting -> where its value came from, for messages
     configured: bool  # the project has a [tool.chunkeval] section
+    pytest: bool = False  # read by the pytest plugin: messages name its options
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -170,107 +221,13 @@ class Config:
     def builtin_corpus(self) -> bool:
         return self.corpus in BUILTIN_CORPORA
 
-    def register_splitters(self) -> dict[str, list[str]]:
-        """Import every MODULE:ATTR named in `splitters` and `strategies`: spec -> the names of
-        the strategies it registered."""
-        from . import strategies
-        return self._register("splitters", "strategies", strategies.load_splitter,
-                              strategies.SplitterError)
 
-    def strategy_names(self) -> list[str]:
-        """What is evaluated and gated: the listed strategies; else every registered one on the
-        built-in corpus; else the project's splitters and the reference strategies."""
-        from . import strategies
-        loaded = self.register_splitters()
-        if self.strategies:
-            chosen = [n for s in self.strategies for n in (loaded[s] if ":" in s else [s])]
-            return _known(list(dict.fromkeys(chosen)), strategies.names(), self.where["strategies"],
-                          "strategy")
-        if self.builtin_corpus:
-            return strategies.names()
-        own = [n for spec in self.splitters for n in loaded[spec]]
-        reference = _known(list(self.reference), strategies.names(), self.where["reference"],
-                           "strategy")
-        return list(dict.fromkeys([*own, *reference]))
-
-    def register_retrievers(self) -> dict[str, list[str]]:
-        """Import every MODULE:ATTR named in `outside_retrievers` and `retrievers`: spec ->
-        the names of the retrievers it registered."""
-        from . import retrieval
-        return self._register("outside_retrievers", "retrievers", retrieval.load_retriever,
-                              retrieval.RetrieverError)
-
-    def _register(self, outside: str, selection: str, load, error) -> dict[str, list[str]]:
-        """Load the specs of `outside` and the MODULE:ATTR entries of `selection` with the
-        project root on the path; a failure names where the spec was given."""
-        specs = [(s, outside) for s in self.values[outside]]
-        specs += [(s, selection) for s in self.values[selection] if ":" in s]
-        loaded: dict[str, list[str]] = {}
-        with on_path(self.root):
-            for spec, key in specs:
-                if spec not in loaded:
-                    try:
-                        loaded[spec] = [x.name for x in load(spec)]
-                    except error as e:
-                        raise ConfigError(f"{self.where[key]}: {e}") from None
-        return loaded
-
-    def retriever_plan(self, strategy_names: list[str]) -> dict[str, list[str]]:
-        """strategy -> the retrievers it is evaluated with: the listed ones; else every
-        installed built-in (the costly ones on a few strategies) and the outside ones."""
-        from . import retrieval
-        from .evaluate import default_retrievers
-        loaded = self.register_retrievers()
-        if self.retrievers:
-            chosen = [n for r in self.retrievers for n in (loaded[r] if ":" in r else [r])]
-            chosen = _known(list(dict.fromkeys(chosen)), retrieval.names(all=True),
-                            self.where["retrievers"], "retriever")
-            return {s: chosen for s in strategy_names}
-        outside = [n for spec in self.outside_retrievers for n in loaded[spec]]
-        return {s: list(dict.fromkeys([*default_retrievers(s), *outside]))
-                for s in strategy_names}
-
-    def settings(self):
-        from .evaluate import Settings
-        from .metrics import length_function
-        with on_path(self.root):
-            try:
-                length_function(self.length)  # imported once here, from the project
-            except ValueError as e:
-                raise ConfigError(f"{self.where['length']}: {e}") from None
-        return Settings(k=self.k, budget=self.budget, max_queries=self.max_queries,
-                        analyzer=self.analyzer, length=self.length)
-
-    def tolerance(self, family: int = 1):
-        """The verdict's bounds; `family` is how many comparisons of one strategy are gated."""
-        from .baselines import METRICS, Tolerance
-        gated = tuple(_known(list(self.gate), list(METRICS), self.where["gate"], "metric"))
-        return Tolerance(min_effect=self.min_effect, alpha=self.alpha, family=family,
-                         gated=gated, cut_ceiling=self.cut_ceiling)
-
-
-def _known(chosen: list[str], known: list[str], where: str, what: str) -> list[str]:
-    unknown = [c for c in chosen if c not in known]
-    if unknown:
-        raise ConfigError(f"{where}: unknown {what}: {', '.join(unknown)}; "
-                          f"known: {', '.join(known)}")
-    return chosen
-
-
-class on_path:
-    """The project root first on sys.path while its modules are imported."""
-
-    def __init__(self, root: Path):
-        self.root = str(root)
-
-    def __enter__(self):
-        sys.path.insert(0, self.root)
-
-    def __exit__(self, *exc):
-        try:
-            sys.path.remove(self.root)
-        except ValueError:
-            pass
+def known(chosen, names, where: str, what: str) -> list[str]:
+    """`chosen`, when every name in it is one of `names`; else UnknownName saying where."""
+    for c in chosen:
+        if c not in names:
+            raise UnknownName(what, c, names, where)
+    return list(chosen)
 
 
 def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
@@ -307,7 +264,7 @@ def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
         else:
             values[s.name] = _convert(s, *found[0])
         where[s.name] = " and ".join(place for _, place, _ in found) if s.adds else found[0][1]
-    return Config(root, values, where, configured=section is not None)
+    return Config(root, values, where, configured=section is not None, pytest=ini is not None)
 
 
 def _set(value: Any) -> bool:
@@ -360,7 +317,6 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
 def _path(value: str, base: Path | None) -> str:
     """A file or folder value made absolute against where it was written; names of built-in
     corpora and query-set builders stay names."""
-    from .queries import BUILDERS
     if base is None or value in BUILTIN_CORPORA or value in BUILDERS or Path(value).is_absolute():
         return value
     return str((base / value).resolve())

@@ -23,42 +23,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import __version__, analyzers, cache, metrics, queries, retrieval, strategies
-from .embeddings import EmbeddingCache
+from . import __version__, cache, metrics, outside, queries, retrieval, strategies
+from .errors import InputError
+from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
+from .results import (ChunkStats, CorpusSummary, CutRate, QuerySetSummary, Result, Results,
+                      Seconds, Settings)
+from .retrieval.analyzers import resolve as resolve_analyzer
+from .retrieval.embedding import EmbeddingCache
+from .retrieval.hybrid import HybridIndex
+from .shard import select
 
 # Deep enough that the 4,000-char end of the budget curve fills even with small chunks.
 SEARCH_DEPTH = 64
 # Parent-child searches children this many times deeper, so that after merging children
 # into their parents there are still enough distinct parents.
 CHILD_DEPTH_FACTOR = 8
-
-
-@dataclass(frozen=True)
-class Settings:
-    k: int = metrics.K
-    budget: int = metrics.BUDGET
-    budgets: tuple[int, ...] = metrics.BUDGETS
-    shingle: int = metrics.SHINGLE
-    complete_at: float = metrics.COMPLETE_AT
-    seed: int = 0
-    max_queries: int = 800
-    analyzer: str = analyzers.AUTO  # BM25 and LSA terms; auto: from the corpus's language
-    length: str = metrics.LENGTH  # "chars" or "module:attr"; see metrics.length_function
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["budgets"] = list(self.budgets)
-        return d
 
 
 @dataclass
@@ -69,8 +58,8 @@ class Chunked:
     handed: list[Chunk]  # what the LLM gets (parents, for parent-child)
     parent_of: np.ndarray | None  # searched index -> handed index, parent-child only
     seconds: float
-    stats: dict = field(default_factory=dict)
-    cut: dict = field(default_factory=dict)
+    stats: ChunkStats
+    cut: CutRate
     scoring: dict = field(default_factory=dict)  # what metrics.score derives from handed
     # Handed chunks whose text is not the slice of their span (a repeated table header,
     # LangChain's rewritten output): (doc, start, end) -> text, so results.json can carry it.
@@ -94,7 +83,7 @@ class Evaluation:
         self.query_specs = [qs.name if isinstance(qs, QuerySet) else qs for qs in specs]
         self._chunked: dict[tuple[str, str], Chunked] = {}
         self._indexes: dict[tuple[str, str, str], tuple[object, float]] = {}
-        self._results: dict[tuple[str, str, str], dict] = {}
+        self._results: dict[tuple[str, str, str], Result] = {}
         self._caches: dict[str, EmbeddingCache] = {}
         self._analyzer: str | None = None
 
@@ -102,8 +91,8 @@ class Evaluation:
     def analyzer(self) -> str:
         """The resolved analyzer (settings.analyzer, or the corpus language's for auto)."""
         if self._analyzer is None:
-            self._analyzer = analyzers.resolve(self.settings.analyzer,
-                                               [d.text for d in self.corpus.documents])
+            self._analyzer = resolve_analyzer(self.settings.analyzer,
+                                              [d.text for d in self.corpus.documents])
         return self._analyzer
 
     def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
@@ -140,8 +129,8 @@ class Evaluation:
                          if view[c.doc_id].text[c.start:c.end] != c.text}
             self._chunked[key] = Chunked(
                 searched, handed, parent_of, seconds,
-                stats={**metrics.chunk_stats(searched, metrics.length_function(self.settings.length)),
-                       "hash": chunks_hash(searched, handed)},
+                stats=metrics.chunk_stats(searched, metrics.length_function(self.settings.length),
+                                          hash=chunks_hash(searched, handed)),
                 cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
         return self._chunked[key]
 
@@ -152,7 +141,7 @@ class Evaluation:
             t0 = time.perf_counter()
             if r.fuses:
                 parts = [self.index(strategy_name, p, spec) for p in r.fuses]
-                self._indexes[key] = (retrieval.HybridIndex(*[i for i, _ in parts]),
+                self._indexes[key] = (HybridIndex(*[i for i, _ in parts]),
                                       sum(s for _, s in parts) + time.perf_counter() - t0)
             else:
                 texts = [c.indexed for c in self.chunked(strategy_name, spec).searched]
@@ -176,7 +165,8 @@ class Evaluation:
             ranked = _merge_into_parents(children, chunked.parent_of, depth)
         return ranked, time.perf_counter() - t0
 
-    def result(self, strategy_name: str, retriever: str, spec: str, store: bool = True) -> dict:
+    def result(self, strategy_name: str, retriever: str, spec: str, store: bool = True
+               ) -> Result:
         """One result entry. `store=False` still reads the result cache but adds nothing to
         it (calibration's throwaway variants)."""
         key = (strategy_name, retriever, spec)
@@ -186,8 +176,8 @@ class Evaluation:
             chunked = self.chunked(strategy_name, spec)
             r = retrieval.get(retriever)
             stored_key = self.result_key(chunked, retriever, qs) if self.result_cache else None
-            stored = cache.load_result(stored_key) if stored_key else None
-            if stored is not None and _fits(stored, retriever, qs.name):
+            stored = _stored(stored_key, retriever, qs.name) if stored_key else None
+            if stored is not None:
                 self._results[key] = _reused(stored, strategy_name, chunked)
                 return self._results[key]
             embedded, cached = self._embedding_counts()
@@ -197,29 +187,23 @@ class Evaluation:
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
                                    chunk_index=chunked.scoring,
                                    length=metrics.length_function(s.length))
-            summary = scores.summary()
-            summary["cut_rate"] = chunked.cut
             embedded2, cached2 = self._embedding_counts()
-            self._results[key] = {
-                "strategy": strategy_name, "retriever": retriever, "query_set": qs.name,
-                "retriever_version": r.full_version, "analyzer": self.analyzer,
-                # texts this result embedded anew, and those it found in the embedding cache
-                "embeddings": {"embedded": embedded2 - embedded, "cached": cached2 - cached},
-                "metrics": summary,
-                "budget_curve": {str(b): v for b, v in scores.curve_summary().items()},
-                "chunks": chunked.stats,
-                "seconds": {"split": round(chunked.seconds, 4), "index": round(index_seconds, 4),
-                            "search": round(search_seconds, 4)},
-                # the text of every retrieved chunk that is not its span's slice, by
-                # "doc:start:end", so that every number recomputes from this document
-                "rewritten": {f"{d}:{a}:{b}": chunked.rewritten[(d, a, b)]
-                              for row in scores.retrieved for d, a, b, _ in row
-                              if (d, a, b) in chunked.rewritten},
-                "per_query": scores.per_query(),
-                "reused": False,  # true when read from the result cache
-            }
+            self._results[key] = Result(
+                strategy=strategy_name, retriever=retriever, query_set=qs.name,
+                retriever_version=r.full_version, analyzer=self.analyzer,
+                embeddings={"embedded": embedded2 - embedded, "cached": cached2 - cached},
+                metrics=scores.summary(), cut_rate=chunked.cut,
+                budget_curve=scores.curve_summary(), chunks=chunked.stats,
+                seconds=Seconds(round(chunked.seconds, 4), round(index_seconds, 4),
+                                round(search_seconds, 4)),
+                # every number recomputes from results.json: the text of each retrieved chunk
+                # that is not its span's slice goes with it
+                rewritten={f"{d}:{a}:{b}": chunked.rewritten[(d, a, b)]
+                           for row in scores.retrieved for d, a, b, _ in row
+                           if (d, a, b) in chunked.rewritten},
+                per_query=scores.per_query(), reused=False)
             if stored_key and store:
-                cache.store_result(stored_key, self._results[key])
+                cache.store_result(stored_key, self._results[key].to_json())
         return self._results[key]
 
     def result_key(self, chunked: Chunked, retriever: str, qs: QuerySet) -> str:
@@ -230,12 +214,12 @@ class Evaluation:
                    else hashlib.sha256(chunked.parent_of.astype("<i8").tobytes()).hexdigest())
         length = None
         if s.length != metrics.LENGTH:  # an outside measure: its module's source counts
-            metrics.length_function(s.length)
-            length = _module_digest(sys.modules.get(s.length.partition(":")[0]))
+            metrics.length_function(s.length)  # imported, so its module is known
+            length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
         return _digest({
             "format": cache.RESULT_FORMAT, "chunkeval": __version__, "code": _code_digest(),
             "libraries": _library_versions(),
-            "chunks": chunked.stats["hash"], "parents": parents,
+            "chunks": chunked.stats.hash, "parents": parents,
             "retriever": _retriever_identity(retriever),
             "analyzer": self.analyzer, "query_set": [qs.name, qs.fingerprint],
             "settings": s.to_json(), "length": length,
@@ -244,13 +228,12 @@ class Evaluation:
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
             retrievers: Iterable[str] | dict[str, list[str]] | None = None,
-            progress: bool | None = None, jobs: int = 1, shard=None,
-            timings: dict | None = None, executor=None) -> dict:
-        """Every strategy x retriever x query set. With jobs > 1, strategies are spread over
-        forked worker processes (each builds its own indexes); the results are the same.
-        `shard` (a shard.Shard) keeps only its part of the tasks, planned with `timings`
-        (measured seconds per (query set, strategy)) or estimates; `executor` (see
-        executors.py) runs the tasks elsewhere and streams their results back."""
+            progress: bool | None = None, shard=None, timings: dict | None = None,
+            executor: Executor | None = None) -> Results:
+        """Every strategy x retriever x query set, each task (a strategy on a query set, its
+        retrievers inside) run by `executor` (executors.py; default: one after the other,
+        here). `shard` (a shard.Shard) keeps only its part of the tasks, planned with
+        `timings` (measured seconds per (query set, strategy)) or estimates."""
         names = list(strategy_names or strategies.names())
         if isinstance(retrievers, dict):  # a plan: strategy -> its retrievers
             plan = {n: list(retrievers[n]) for n in names}
@@ -258,105 +241,79 @@ class Evaluation:
             plan = {n: list(retrievers) if retrievers else default_retrievers(n) for n in names}
         for r in {r for rets in plan.values() for r in rets}:
             retrieval.build_index(r, [])  # unknown or not installed: fail before any work
-        self.analyzer  # resolved once here, inherited by forked workers
+        self.analyzer  # resolved once here, inherited by workers
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:
-            self.query_set(spec)  # built once here, inherited by forked workers
+            self.query_set(spec)  # built once here, inherited by workers
         if shard is not None:
-            from .shard import select
             tasks = select(shard, self, tasks, timings)
-        by_task: dict[tuple[str, str], list[dict]] = {}
+        by_task: dict[tuple[str, str], list[Result]] = {}
         with Progress("evaluating", len(tasks), enabled=progress) as bar:
-            if executor is not None:
-                for task, res in executor.map(self, tasks, plan):
-                    by_task[task] = res
-                    bar.step(f"{task[1]} {task[0]}")
-            elif jobs > 1 and len(tasks) > 1:
-                for spec in self.query_specs:  # scoring tables too: built once, before the fork
-                    metrics.prepare(self.query_set(spec), self.settings.shingle)
-                # Longest first by the shard estimates (a view's size times its strategy
-                # family's weight), so that a long task rarely starts when the rest are done.
-                from .shard import task_costs
-                cost = task_costs(self, tasks, timings)
-                longest_first = sorted(tasks, key=lambda t: -cost[t])
-                global _WORKER
-                _WORKER = (self, plan)
-                try:
-                    ctx = multiprocessing.get_context("fork")
-                    with ctx.Pool(min(jobs, len(tasks))) as pool:
-                        for task, res in pool.imap_unordered(_work, longest_first):
-                            by_task[task] = res
-                            bar.step(f"{task[1]} {task[0]}")
-                finally:
-                    _WORKER = None
-            else:
-                for task in tasks:
-                    by_task[task] = self._task(task, plan[task[1]])
-                    bar.step(f"{task[1]} {task[0]}")
-        results = [r for task in tasks for r in by_task[task]]
-        doc = self.document(results, names)
+            for task, res in (executor or Serial()).map(self, tasks, plan, timings):
+                by_task[task] = res
+                bar.step(f"{task[1]} {task[0]}")
+        results = self.document([r for task in tasks for r in by_task[task]], names)
         if shard is not None:
             # what `chunkeval merge` needs to rebuild the whole run's order and check it
-            doc["shard"] = {**shard.to_json(), "strategies": names, "retrievers": plan,
-                            "tasks": [[self.query_set(q).name, s] for q, s in tasks]}
-        return doc
+            results.shard = {**shard.to_json(), "strategies": names, "retrievers": plan,
+                             "tasks": [[self.query_set(q).name, s] for q, s in tasks]}
+        return results
 
-    def _task(self, task: tuple[str, str], rets: list[str]) -> list[dict]:
+    def run_task(self, task: tuple[str, str], retrievers: list[str]) -> list[Result]:
+        """One task: a strategy on a query set (`(spec, strategy)`), with each retriever.
+        Its chunks and indexes are released afterwards: memory stays flat over a run."""
         spec, name = task
-        out = [self.result(name, ret, spec) for ret in rets]
-        # A finished strategy's chunks and indexes are not needed again: keep memory flat.
+        out = [self.result(name, ret, spec) for ret in retrievers]
         self.release(name, spec)
         return out
+
+    def prepare_for_workers(self) -> None:
+        """Build what every task shares (query sets, the analyzer, the scoring tables) once,
+        so that forked workers inherit it instead of each building its own."""
+        self.analyzer
+        for spec in self.query_specs:
+            metrics.prepare(self.query_set(spec), self.settings.shingle)
 
     def release(self, strategy_name: str, spec: str) -> None:
         for key in [k for k in self._indexes if k[0] == strategy_name and k[2] == spec]:
             del self._indexes[key]
         self._chunked.pop((strategy_name, spec), None)
 
-    def document(self, results: list[dict], names: Iterable[str]) -> dict:
+    def __getstate__(self) -> dict:
+        """An evaluation travels (to a Ray worker) with its inputs only: what a run builds
+        (chunks, indexes, results, loaded embeddings) is built again where it is needed."""
+        state = dict(self.__dict__)
+        state["_chunked"], state["_indexes"], state["_results"], state["_caches"] = {}, {}, {}, {}
+        return state
+
+    def document(self, results: list[Result], names: Iterable[str]) -> Results:
         """The results document (results.json) around a list of result entries."""
-        return {
-            "schema": 1,
-            "chunkeval": __version__,
-            "corpus": corpus_summary(self.corpus),
-            "settings": self.settings.to_json(),
-            "query_sets": {self.query_set(spec).name: {
-                "queries": len(self.query_set(spec)),
-                "fingerprint": self.query_set(spec).fingerprint} for spec in self.query_specs},
-            "strategies": {n: strategies.get(n).describe() for n in names},
-            "retrievers": {r: retrieval.get(r).describe()
-                           for r in dict.fromkeys(x["retriever"] for x in results)},
-            "analyzer": self.analyzer,
-            "embeddings": {k: sum(x.get("embeddings", {}).get(k, 0) for x in results)
-                           for k in ("embedded", "cached")},
-            # how many entries came from the result cache (their index and search seconds are
-            # those measured when they were stored) and how many were evaluated in this run
-            "result_cache": {"enabled": self.result_cache,
-                             "reused": sum(1 for x in results if x.get("reused")),
-                             "evaluated": sum(1 for x in results if not x.get("reused"))},
-            "results": results,
-        }
+        return Results(
+            chunkeval=__version__, corpus=corpus_summary(self.corpus), settings=self.settings,
+            query_sets={self.query_set(spec).name: QuerySetSummary(
+                len(self.query_set(spec)), self.query_set(spec).fingerprint)
+                for spec in self.query_specs},
+            strategies={n: strategies.get(n).describe() for n in names},
+            retrievers={r: retrieval.get(r).describe()
+                        for r in dict.fromkeys(x.retriever for x in results)},
+            analyzer=self.analyzer,
+            embeddings={k: sum((x.embeddings or {}).get(k, 0) for x in results)
+                        for k in ("embedded", "cached")},
+            result_cache={"enabled": self.result_cache,
+                          "reused": sum(1 for x in results if x.reused),
+                          "evaluated": sum(1 for x in results if not x.reused)},
+            results=results)
 
 
-# The main job runs these costly retrievers on these strategies only (when the user names no
-# retrievers): `use` embeds about 60 chunks a CPU second, so one strategy on debian-ja's two
-# query sets (about 4,000 chunk texts) costs it a minute or more when the cache is cold.
-LIMITED_RETRIEVERS = {"use": ("fixed-400", "structure-400+prefix", "recursive-400-ov40"),
-                      "hybrid-use": ("fixed-400", "structure-400+prefix", "recursive-400-ov40")}
+# Retrievers that embed every chunk text: when no retrievers are named, they run on a few
+# strategies only (strategies.FEW); an encoder is the costly part of a cold run.
+LIMITED_RETRIEVERS = ("use", "hybrid-use")
 
 
 def default_retrievers(strategy: str) -> list[str]:
     """Every registered retriever that can run here, the limited ones on their strategies."""
     return [r for r in retrieval.names()
-            if r not in LIMITED_RETRIEVERS or strategy in LIMITED_RETRIEVERS[r]]
-
-
-_WORKER: tuple["Evaluation", dict[str, list[str]]] | None = None  # inherited by fork
-
-
-def _work(task: tuple[str, str]) -> tuple[tuple[str, str], list[dict]]:
-    evaluation, plan = _WORKER
-    return task, evaluation._task(task, plan[task[1]])
+            if r not in LIMITED_RETRIEVERS or strategy in strategies.FEW]
 
 
 def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
@@ -372,24 +329,25 @@ def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
     return h.hexdigest()
 
 
-def _fits(stored: dict, retriever: str, query_set: str) -> bool:
-    """A stored entry has the shape of a result for this retriever and query set (guards
-    against a file written by another layout under the same format number)."""
-    return (stored.get("retriever") == retriever and stored.get("query_set") == query_set
-            and isinstance(stored.get("metrics"), dict) and isinstance(stored.get("seconds"), dict)
-            and isinstance(stored.get("per_query"), list))
+def _stored(key: str, retriever: str, query_set: str) -> Result | None:
+    """The result cache's entry under `key` when it is a result for this retriever and query
+    set (an entry that does not read as one is a miss, and is evaluated and stored again)."""
+    stored = cache.load_result(key)
+    if stored is None:
+        return None
+    try:
+        result = Result.from_json(stored, str(cache.result_path(key)))
+    except InputError:
+        return None
+    return result if (result.retriever, result.query_set) == (retriever, query_set) else None
 
 
-def _reused(stored: dict, strategy_name: str, chunked: Chunked) -> dict:
-    """A stored entry with what this run's chunking gives; the keys keep their order, so the
-    entry's JSON is the fresh one's but for timings, embedding counters and `reused`."""
-    stored["strategy"] = strategy_name
-    stored["embeddings"] = {"embedded": 0, "cached": 0}
-    stored["metrics"]["cut_rate"] = chunked.cut
-    stored["chunks"] = chunked.stats
-    stored["seconds"]["split"] = round(chunked.seconds, 4)
-    stored["reused"] = True
-    return stored
+def _reused(stored: Result, strategy_name: str, chunked: Chunked) -> Result:
+    """A stored entry with what this run's chunking gives; its JSON is the fresh one's but
+    for timings, embedding counters and `reused`."""
+    return replace(stored, strategy=strategy_name, embeddings={"embedded": 0, "cached": 0},
+                   cut_rate=chunked.cut, chunks=chunked.stats,
+                   seconds=replace(stored.seconds, split=round(chunked.seconds, 4)), reused=True)
 
 
 def _digest(obj) -> str:
@@ -401,8 +359,8 @@ def _digest(obj) -> str:
 # the chunking code by the chunks' hash, the corpus and query-set code by the query set's
 # fingerprint (which includes its view), and the reporting code does not touch the numbers.
 # So editing one strategy re-evaluates only what its new chunks change.
-RESULT_MODULES = ("evaluate", "retrieval", "analyzers", "metrics", "stats", "model",
-                  "embeddings", "neural", "cache")
+RESULT_MODULES = ("evaluate.py", "metrics.py", "stats.py", "model.py", "results.py",
+                  "cache.py", "retrieval/*.py")
 
 _CODE: str | None = None
 
@@ -412,12 +370,12 @@ def _code_digest() -> str:
     number, and its old results must not be reused."""
     global _CODE
     if _CODE is None:
-        from pathlib import Path
         h = hashlib.sha256()
         package = Path(__file__).parent
-        for name in RESULT_MODULES:
-            path = package / f"{name}.py"
-            h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for pattern in RESULT_MODULES:
+            for path in sorted(package.glob(pattern)):
+                name = path.relative_to(package).as_posix()
+                h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
         _CODE = h.hexdigest()
     return _CODE
 
@@ -434,30 +392,16 @@ def _library_versions() -> dict:
     return out
 
 
-def _module_digest(module) -> str | None:
-    """sha256 of the file a module was loaded from (an outside retriever or length measure
-    whose code changed without a new version must not reuse old results)."""
-    path = getattr(module, "__file__", None)
-    try:
-        return hashlib.sha256(open(path, "rb").read()).hexdigest() if path else None
-    except OSError:
-        return None
-
-
 def _retriever_identity(name: str) -> dict:
     r = retrieval.get(name)
-    fn = r.embed or r.build
-    module = sys.modules.get(getattr(fn, "__module__", None) or "")
-    own = module is not None and module.__name__.split(".")[0] == __package__
     return {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
-            # chunkeval's own retrievers are covered by _code_digest
-            "code": None if fn is None or own else _module_digest(module),
+            # an outside retriever's source; chunkeval's own are covered by _code_digest
+            "code": outside.source_digest(r.embed or r.build),
             "parts": [_retriever_identity(p) for p in r.fuses]}
 
 
-def corpus_summary(corpus: Corpus) -> dict:
-    return {"name": corpus.name, "fingerprint": corpus.fingerprint,
-            "documents": len(corpus), "chars": corpus.chars}
+def corpus_summary(corpus: Corpus) -> CorpusSummary:
+    return CorpusSummary(corpus.name, corpus.fingerprint, len(corpus), corpus.chars)
 
 
 def _handed(searched: list[Chunk]) -> tuple[list[Chunk], np.ndarray | None]:

@@ -1,49 +1,101 @@
-"""Executors past one process: the strategy x query set tasks of a run on a Ray cluster.
+"""Where the tasks of a run execute: here one after the other, in a pool of forked processes,
+or on a Ray cluster. One interface: `map(evaluation, tasks, plan, timings)` yields
+(task, its results) as each task finishes; a task is one strategy on one query set, every
+retriever of `plan[strategy]` inside it, run by `Evaluation.run_task`.
 
-Each task (one strategy on one query set, every retriever inside it) is a call to an actor.
-There is one actor per CPU of the cluster; the evaluation - corpus, query sets and their
-views, settings - goes into Ray's object store once and each actor reads it once, when it
-starts, and keeps it. Tasks go out costliest first as actors free up, and results come back
-as they finish, so progress is live. With no address an embedded local cluster of `workers`
-CPUs is started and shut down after the run; with an address the run connects to a running
-cluster, whose nodes need chunkeval (and any outside splitter's module) importable.
-
-Ray rather than Dask, measured by bench/executors.py on this project's 2-core machine (the
-same 8 tasks, 2 workers): Ray started slower (15-25 s against 8-11 s) and held more memory
-(peak 1.2-1.4 GB against 0.6-1.0 GB for driver and cluster), but ran the tasks about twice as
-fast once started (BM25 only: 44 s against 54 s in all, medians of 3; BM25 and LSA: 102 s
-against 169 s), so for real runs, which take minutes, it finishes first.
+The pool and Ray hand out the costliest tasks first (shard.task_costs: measured seconds, else
+the view's size times its strategy family's weight), so that a long task rarely starts when
+the rest are done. Ray was chosen over Dask by measurement (bench/results/executors.md).
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator, Protocol
 
+from . import metrics, retrieval, strategies
+from .errors import ConfigError
+from .shard import task_costs
+
+Task = tuple[str, str]  # (query set spec, strategy)
+Plan = dict[str, list[str]]  # strategy -> its retrievers
 EXECUTORS = ("process", "ray")
 
 
-class ExecutorError(Exception):
-    """The executor cannot run: its package is missing or its cluster cannot be reached."""
+class Executor(Protocol):
+    """Runs an evaluate.Evaluation's tasks (it never builds one, so it does not import it)
+    and yields each task with its list of results.Result as it finishes."""
+
+    def map(self, evaluation: Any, tasks: list[Task], plan: Plan,
+            timings: dict | None = None) -> Iterator[tuple[Task, list]]: ...
+
+
+@dataclass
+class Serial:
+    """Every task in this process, in the order given."""
+
+    def map(self, evaluation, tasks, plan, timings=None):
+        for task in tasks:
+            yield task, evaluation.run_task(task, plan[task[1]])
+
+
+@dataclass
+class ProcessPool:
+    """`jobs` forked worker processes, each running whole tasks; they inherit the evaluation
+    (corpus, query sets, scoring tables) instead of each building its own."""
+
+    jobs: int
+
+    def map(self, evaluation, tasks, plan, timings=None):
+        if self.jobs <= 1 or len(tasks) <= 1:
+            yield from Serial().map(evaluation, tasks, plan)
+            return
+        evaluation.prepare_for_workers()
+        cost = task_costs(evaluation, tasks, timings)
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(min(self.jobs, len(tasks)), initializer=_adopt,
+                      initargs=(evaluation, plan)) as pool:
+            yield from pool.imap_unordered(_run, sorted(tasks, key=lambda t: -cost[t]))
+
+
+# A pool worker's evaluation and plan, set once by the pool's initializer in that process.
+_ADOPTED: tuple[Any, Plan] | None = None
+
+
+def _adopt(evaluation, plan: Plan) -> None:
+    global _ADOPTED
+    _ADOPTED = (evaluation, plan)
+
+
+def _run(task: Task):
+    evaluation, plan = _ADOPTED
+    return task, evaluation.run_task(task, plan[task[1]])
 
 
 @dataclass
 class RayExecutor:
+    """One actor per CPU of the cluster. The evaluation goes into Ray's object store once and
+    each actor reads it once, when it starts; tasks go out costliest first as actors free up,
+    and results come back as they finish. With no address an embedded local cluster of
+    `workers` CPUs is started and shut down after the run; with an address the run connects
+    to a running cluster, whose nodes need chunkeval installed. The project's own modules
+    (splitters, retrievers, length measures) are imported on every actor as they were here."""
+
     address: str | None = None  # a running cluster, e.g. ray://10.0.0.5:10001 or 10.0.0.5:6379
     workers: int = 2  # CPUs (so actors) of the embedded cluster
-    splitters: tuple[str, ...] = ()  # MODULE:ATTR the actors register before their first task
-    root: str | None = None  # where those modules import from
+    # the project's modules to import on each actor: (what, MODULE:ATTR, root), as
+    # Session.modules lists them
+    modules: tuple[tuple[str, str, str], ...] = ()
 
-    def map(self, evaluation, tasks: list[tuple[str, str]],
-            plan: dict[str, list[str]]) -> Iterator[tuple[tuple[str, str], list[dict]]]:
-        """(task, its result entries) as each task finishes; `plan`: strategy -> retrievers."""
+    def map(self, evaluation, tasks, plan, timings=None):
         try:
             import ray
             from ray.util import ActorPool
         except ImportError:
-            raise ExecutorError("--executor ray needs Ray: pip install "
-                                "'chunkeval[distributed]'") from None
+            raise ConfigError("--executor ray needs Ray: pip install "
+                              "'chunkeval[distributed]'") from None
         started = not ray.is_initialized()
         if started and self.address:
             _reachable(self.address)
@@ -57,16 +109,15 @@ class RayExecutor:
                     ray.init(num_cpus=max(1, self.workers), **quiet)
             except (ConnectionError, RuntimeError, ValueError) as e:
                 where = f"at {self.address}" if self.address else "locally"
-                raise ExecutorError(f"cannot start or reach a Ray cluster {where}: {e}") from None
+                raise ConfigError(f"cannot start or reach a Ray cluster {where}: {e}") from None
         try:
             actors = self.workers if not self.address else \
                 max(1, int(ray.cluster_resources().get("CPU", 1)))
-            shipped = ray.put(_portable(evaluation))
+            shipped = ray.put(evaluation)  # its inputs only: see Evaluation.__getstate__
             worker = ray.remote(num_cpus=1)(_Worker)
-            pool = ActorPool([worker.remote(shipped, self.splitters, self.root)
+            pool = ActorPool([worker.remote(shipped, self.modules)
                               for _ in range(min(actors, max(1, len(tasks))))])
-            # Costliest first: the long tasks start early instead of ending the run alone.
-            cost = task_costs(evaluation, tasks)
+            cost = task_costs(evaluation, tasks, timings)
             yield from pool.map_unordered(lambda actor, task: actor.run.remote(task, plan[task[1]]),
                                           sorted(tasks, key=lambda t: -cost[t]))
         finally:
@@ -82,57 +133,40 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
     if not host or not port.isdigit():
         if address == "auto":
             return
-        raise ExecutorError(f"--address {address}: expected HOST:PORT or ray://HOST:PORT")
+        raise ConfigError(f"--address {address}: expected HOST:PORT or ray://HOST:PORT")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as e:
-        raise ExecutorError(f"cannot reach the Ray cluster at {address}: "
-                            f"{e.strerror or e}") from None
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: "
+                          f"{e.strerror or e}") from None
 
 
 class _Worker:
-    """One actor: the evaluation, read once, and the tasks it is given."""
+    """One actor: the project's modules imported again, the evaluation read once, and the
+    tasks it is given."""
 
-    def __init__(self, evaluation, splitters: tuple[str, ...], root: str | None):
-        if splitters:
-            _register(splitters, root)
+    def __init__(self, evaluation, modules):
+        load_again(modules)
         self.evaluation = evaluation
 
-    def run(self, task: tuple[str, str], rets: list[str]):
-        return task, self.evaluation._task(task, rets)
+    def run(self, task: Task, retrievers: list[str]):
+        return task, self.evaluation.run_task(task, retrievers)
 
 
-def task_costs(evaluation, tasks):
-    from .shard import task_costs
-    return task_costs(evaluation, tasks)
+def load_again(modules: tuple[tuple[str, str, str], ...]) -> None:
+    """Import and register the project's modules in a process of their own."""
+    loaders = {"splitter": strategies.load_splitter, "retriever": retrieval.load_retriever,
+               "length": metrics.length_function}
+    for what, spec, root in modules:
+        loaders[what](spec, root)
 
 
-def _portable(evaluation):
-    """The evaluation without what a run builds (chunks, indexes, results): only its inputs
-    travel to the workers."""
-    from .evaluate import Evaluation
-    copy = Evaluation.__new__(Evaluation)
-    copy.__dict__.update(evaluation.__dict__)
-    copy._chunked, copy._indexes, copy._results = {}, {}, {}
-    return copy
-
-
-def _register(splitters: tuple[str, ...], root: str | None) -> None:
-    """A worker is another process: outside splitters are registered there too."""
-    from . import strategies
-    from .config import on_path
-    with on_path(root or "."):
-        for spec in splitters:
-            strategies.load_splitter(spec)
-
-
-def make(name: str, *, jobs: int, address: str | None = None, splitters=(), root=None):
-    """The executor named on the command line; None for the built-in process pool."""
+def make(name: str, *, jobs: int, address: str | None = None, modules=()) -> Executor:
+    """The executor named on the command line; `modules` as RayExecutor takes them."""
     if name == "process":
         if address:
-            raise ExecutorError("--address needs --executor ray")
-        return None
+            raise ConfigError("--address needs --executor ray")
+        return ProcessPool(jobs)
     if name == "ray":
-        return RayExecutor(address=address, workers=jobs, splitters=tuple(splitters),
-                           root=str(root) if root is not None else None)
-    raise ExecutorError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}")
+        return RayExecutor(address=address, workers=jobs, modules=tuple(modules))
+    raise ConfigError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}")

@@ -31,7 +31,7 @@ share of all excerpts together that the chunks hold.
 Two implementations, one set of numbers. `score(..., exact_sets=True)` is the reference: the
 definitions above as Python sets of shingle strings. The default path gives the same numbers
 (equal within 1e-9, checked per query on the default corpus by tests/test_scoring.py) and
-exists because the set unions were about 40% of a whole run: most handed chunks are slices
+exists because the set unions were a large part of a whole run: most handed chunks are slices
 of their document, text[start:end], and a slice's shingles are the windows of the document's
 whitespace-free text between two offsets. So each corpus view's shingles get integer ids once,
 a query's gold shingles become their positions in the gold document, coverage becomes "has an
@@ -42,13 +42,13 @@ and join the same ranking through the same ids.
 
 Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
 default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
+
+The defaults of k, the budget, the shingle size and the rest are those of results.Settings.
 """
 
 from __future__ import annotations
 
 import bisect
-import importlib
-import os
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -57,49 +57,38 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import outside
+from .errors import ConfigError, ContractError, UnknownName
 from .model import Chunk, Document, QuerySet
+from .results import (DEFAULTS, METRICS, ChunkStats, CutRate, Overlap, PerQuery, Stat)
 from .stats import mean_se
 
-K = 5
-BUDGET = 2000
-BUDGETS = (500, 1000, 1500, 2000, 3000, 4000)
-COMPLETE_AT = 0.95
-SHINGLE = 8
+K, BUDGET, BUDGETS = DEFAULTS.k, DEFAULTS.budget, DEFAULTS.budgets
+COMPLETE_AT, SHINGLE, LENGTH = DEFAULTS.complete_at, DEFAULTS.shingle, DEFAULTS.length
 SHORT_CHUNK = 30
 CUT_KINDS = ("table", "pre")
-LENGTH = "chars"
 
 Length = Callable[[str], int]
 
 
 @lru_cache(maxsize=8)
-def length_function(spec: str = LENGTH) -> Length:
+def length_function(spec: str = LENGTH, root: str | None = None) -> Length:
     """The length measure a spec names: "chars" (len), or "module:attr", a callable
-    text -> int importable from the current directory (a tokenizer's count, say).
-    ValueError says what is wrong with the spec."""
+    text -> int (a tokenizer's count, say) importable from `root`, else from the working
+    directory. ConfigError says what is wrong with the spec."""
     if spec == "chars":
         return len
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"length {spec!r}: expected 'chars' or 'module:attribute'")
-    if os.getcwd() not in sys.path:  # as a user's project module is found by python -m
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ValueError(f"length {spec!r}: cannot import {module_name!r} ({e})") from None
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ValueError(f"length {spec!r}: {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
+    if ":" not in spec:
+        raise ConfigError(f"length {spec!r}: expected 'chars' or 'module:attribute'")
+    obj = outside.load(spec, "length", root or ".")
     if not callable(obj):
-        raise ValueError(f"length {spec!r}: {attr!r} is not callable")
+        raise ConfigError(f"length {spec!r}: {spec.partition(':')[2]!r} is not callable")
 
     def length(text: str) -> int:
         n = obj(text)
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"length {spec!r} returned {n!r} for a text of {len(text)} "
-                             "characters; it must return an int >= 0")
+            raise ContractError(f"length {spec!r} returned {n!r} for a text of {len(text)} "
+                                "characters; it must return an int >= 0")
         return n
     return length
 
@@ -175,9 +164,6 @@ class Scores:
     retrieved: list[list[tuple[str, int, int, int]]]
     settings: dict = field(default_factory=dict)
 
-    METRICS = ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k",
-               "precision", "iou", "mrr_at_k", "ndcg_at_k")
-
     @classmethod
     def blank(cls, query_ids: list[str], budgets: Sequence[int], settings: dict) -> "Scores":
         """All zero, for a scoring path to fill in query by query."""
@@ -197,28 +183,19 @@ class Scores:
                   "precision": self.precision, "iou": self.iou,
                   "mrr_at_k": self.rr, "ndcg_at_k": self.ndcg}
         if metric not in arrays:
-            raise ValueError(f"unknown metric {metric!r}; known: {', '.join(arrays)}")
+            raise UnknownName("metric", metric, arrays)
         return arrays[metric].astype(np.float64)
 
-    def summary(self) -> dict:
-        out = {}
-        for name in self.METRICS:
-            value, se = mean_se(self.values(name))
-            out[name] = {"value": value, "se": se}
-        return out
+    def summary(self) -> dict[str, Stat]:
+        return {m.name: Stat(*mean_se(self.values(m.name))) for m in METRICS}
 
-    def curve_summary(self) -> dict[int, dict]:
-        out = {}
-        for b, arr in self.curve.items():
-            value, se = mean_se(arr)
-            out[b] = {"value": value, "se": se}
-        return out
+    def curve_summary(self) -> dict[int, Stat]:
+        return {b: Stat(*mean_se(arr)) for b, arr in self.curve.items()}
 
-    def per_query(self) -> list[dict]:
+    def per_query(self) -> list[PerQuery]:
         """The rows of results.json's per_query: enough to recompute every mean."""
-        return [{"id": qid, "coverage": round(float(c), 6), "budget_coverage": round(float(bc), 6),
-                 "doc_hit": bool(hit), "rr": round(float(rr), 6), "ndcg": round(float(nd), 6),
-                 "retrieved": [list(r) for r in ret]}
+        return [PerQuery(qid, round(float(c), 6), round(float(bc), 6), bool(hit),
+                         round(float(rr), 6), round(float(nd), 6), [list(r) for r in ret])
                 for qid, c, bc, hit, rr, nd, ret in zip(
                     self.query_ids, self.coverage, self.budget_coverage, self.doc_hit,
                     self.rr, self.ndcg, self.retrieved)]
@@ -743,10 +720,10 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
                          for row, u in zip(ranked, used.tolist()))
 
 
-def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> dict:
+def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> CutRate:
     """Share of table and pre blocks with a chunk boundary (a chunk's start or end)
     strictly inside them. For parent-child, pass the handed (parent) chunks.
-    "value" is 0.0 when there are no such blocks (see "blocks")."""
+    The value is 0.0 when there are no such blocks (see `blocks`)."""
     bounds: dict[str, list[int]] = defaultdict(list)
     for c in chunks:
         if c.end > c.start:  # an output mapped to no span (empty) cuts nothing
@@ -763,10 +740,10 @@ def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> dict:
             first_after_start = bisect.bisect_right(points, block.start)
             if first_after_start < len(points) and points[first_after_start] < block.end:
                 cut += 1
-    return {"value": cut / blocks if blocks else 0.0, "blocks": blocks, "cut": cut}
+    return CutRate(cut / blocks if blocks else 0.0, blocks, cut)
 
 
-def overlap_stats(chunks: Iterable[Chunk]) -> dict:
+def overlap_stats(chunks: Iterable[Chunk]) -> Overlap:
     """Realized overlap between neighbouring chunks of one document, in (start, end)
     order: max(0, prev.end - next.start) at each boundary."""
     by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -776,15 +753,13 @@ def overlap_stats(chunks: Iterable[Chunk]) -> dict:
     for spans in by_doc.values():
         spans.sort()
         overlaps += [max(0, prev[1] - nxt[0]) for prev, nxt in zip(spans, spans[1:])]
-    return {"boundaries": len(overlaps), "zero": sum(1 for o in overlaps if o == 0),
-            "mean": float(np.mean(overlaps)) if overlaps else 0.0,
-            "max": max(overlaps, default=0)}
+    return Overlap(len(overlaps), sum(1 for o in overlaps if o == 0),
+                   float(np.mean(overlaps)) if overlaps else 0.0, max(overlaps, default=0))
 
 
-def chunk_stats(chunks: Sequence[Chunk], length: Length = len) -> dict:
+def chunk_stats(chunks: Sequence[Chunk], length: Length = len,
+                hash: str | None = None) -> ChunkStats:
     lengths = [length(c.text) for c in chunks]
-    return {"count": len(lengths),
-            "mean_len": float(np.mean(lengths)) if lengths else 0.0,
-            "max_len": max(lengths, default=0),
-            "under_30": sum(1 for n in lengths if n < SHORT_CHUNK),
-            "overlap": overlap_stats(chunks)}
+    return ChunkStats(len(lengths), float(np.mean(lengths)) if lengths else 0.0,
+                      max(lengths, default=0), sum(1 for n in lengths if n < SHORT_CHUNK),
+                      overlap_stats(chunks), hash)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Iterable
+
+from .errors import Problem
 
 BLOCK_SEP = "\n\n"
 TABLE_CELL_SEP = " | "
@@ -23,28 +25,6 @@ BLOCK_KINDS = HEADING_KINDS + ("paragraph", "item", "table", "pre", "dl", "other
 
 # The heading path in force at a block: (title, h2, h3). Missing levels are "".
 Headings = tuple[str, str, str]
-
-
-class InputError(Exception):
-    """Bad input a user can fix: names the file (and line) and the problem."""
-
-    def __init__(self, path: str, message: str, line: int | None = None):
-        self.path, self.message, self.line = str(path), message, line
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {message}")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """A warning about one input file that did not stop the rest from loading."""
-
-    path: str
-    message: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)

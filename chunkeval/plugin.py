@@ -1,7 +1,8 @@
 """The pytest plugin: options, test items, fixtures, baselines and the summary.
 
 Registered as the `chunkeval` pytest11 entry point, so a project that installs chunkeval
-gets it. Settings come from `chunkeval.config` (command line, ini, `[tool.chunkeval]`).
+gets it. Settings come from `chunkeval.config` (command line, ini, `[tool.chunkeval]`), and
+what they select is one `chunkeval.session.Session`, as for the chunkeval command.
 
 With a `[tool.chunkeval]` section in the project's pyproject.toml, the plugin adds its own
 items to the run, collected from that file, so the project needs no test module:
@@ -22,21 +23,24 @@ worker's numbers; only the controller writes the baseline file and the summary.
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import json
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from . import config as chunkeval_config
 from . import strategies
-from .baselines import (UPDATE_MODES, Baseline, BaselineError, baseline_path,
-                        check_same_retriever, compare, corpus_identity, first_span, update_file)
 from .cache import atomic_write
-from .config import SETTINGS, ConfigError
-from .model import InputError
+from .config import SETTINGS
+from . import shard
+from .errors import BaselineError, ChunkevalError
+from .gate import diffs
+from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
+from .gate.verdict import compare
+from .report import render_comparison_html
+from .results import BaselineEntry
+from .session import Case, Session
 
 PROPERTY = "chunkeval"
 PROBLEMS = "chunkeval-problems"
@@ -102,18 +106,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("-n runs tests on several processes with pytest-xdist, which "
                                 "is not installed here: pip install pytest-xdist")
     try:
-        cfg = load_config(config)
-        names = cfg.strategy_names()
-        cfg.settings()  # a bad length function is a usage error now, not in every test
-        state = State(config, cfg, names, cfg.retriever_plan(names))
-        from .shard import from_config
-        state.shard, state.timings = from_config(cfg)
-    except (ConfigError, InputError) as e:
+        state = State(config, Session(load_config(config)))
+    except ChunkevalError as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
     config.stash[STATE] = state
     if state.items and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         # testpaths name the project's test folders; the items live in pyproject.toml.
-        pyproject = str(cfg.root / "pyproject.toml")
+        pyproject = str(state.session.config.root / "pyproject.toml")
         if pyproject not in config.args:
             config.args.append(pyproject)
     # Under xdist, keep every test of one strategy on one worker so its chunks and indexes
@@ -141,116 +140,24 @@ def _update_mode(config: pytest.Config) -> None:
         config.args_source = pytest.Config.ArgsSource.ARGS
 
 
-@dataclass(frozen=True)
-class Case:
-    strategy: str
-    retriever: str | None
-    query_set: str  # a builder name or a JSONL path, as configured
-
-    @property
-    def id(self) -> str:
-        parts = [self.strategy, self.retriever, Path(self.query_set).stem]
-        return "-".join(p for p in parts if p)
-
-    @property
-    def group(self) -> str:
-        return f"{self.strategy}|{self.query_set}"
-
-
 # -- session state ----------------------------------------------------------------------------
-class ChunkevalError(Exception):
-    """The corpus or a query set cannot be had; the message says what to do."""
-
-
 class State:
-    """What one session (or one xdist worker) builds once: corpus, evaluation, baseline."""
+    """What one pytest session (or one xdist worker) holds: the chunkeval session, the
+    baseline file once read, and how many tests still use each strategy's chunks."""
 
-    def __init__(self, config: pytest.Config, cfg: chunkeval_config.Config,
-                 strategy_names: list[str], plan: dict[str, list[str]]):
-        self.config, self.cfg = config, cfg
-        self.strategies, self.plan = strategy_names, plan  # plan: strategy -> retrievers
-        self.items = cfg.configured and cfg.items
+    def __init__(self, config: pytest.Config, session: Session):
+        self.config, self.session = config, session
+        self.strategies, self.plan = session.strategies, session.plan
+        self.items = session.config.configured and session.config.items
         self.update = config.getoption("update_baselines")
-        self.tolerance = cfg.tolerance()  # a bad gate is a usage error here
-        self._corpus = self._evaluation = self._baseline = None
+        self._baseline: Baseline | None = None
         self.problems_sent = False
         self.pending: Counter[str] = Counter()  # group -> tests still to run here
-        self.shard = self.timings = None  # this session's shard.Shard and its cost timings
-
-    @property
-    def corpus(self):
-        if self._corpus is None:
-            from .corpus import CorpusError, load_corpus
-            try:
-                self._corpus = load_corpus(self.cfg.corpus,
-                                           max_document_mb=self.cfg.max_document_mb)
-            except (CorpusError, InputError) as e:
-                raise ChunkevalError(f"chunkeval: cannot load the corpus {self.cfg.corpus}: "
-                                     f"{e}") from None
-        return self._corpus
-
-    @property
-    def evaluation(self):
-        if self._evaluation is None:
-            from .evaluate import Evaluation
-            try:
-                self._evaluation = Evaluation(self.corpus, self.cfg.settings(),
-                                              query_specs=self.cfg.query_sets or None,
-                                              result_cache=self.cfg.result_cache)
-                self._evaluation.analyzer  # a bad name fails here, once
-            except (InputError, ValueError, ConfigError) as e:
-                raise ChunkevalError(f"chunkeval: {e}") from None
-        return self._evaluation
-
-    def query_specs(self) -> list[str]:
-        """Configured query sets, else every builder that yields queries on the corpus (the
-        CLI's default too), which needs the corpus."""
-        return list(self.cfg.query_sets) or self.evaluation.query_specs
-
-    def query_set(self, spec: str):
-        try:
-            return self.evaluation.query_set(spec)
-        except InputError as e:
-            raise ChunkevalError(f"chunkeval: query set {e}") from None
-
-    def tolerance_for(self, strategy: str):
-        """Bonferroni over the strategy's family: every gated comparison of it in this session
-        (its retrievers x query sets x gated metrics), so that a harmless change fails any of
-        them with probability at most alpha."""
-        family = len(self.plan[strategy]) * len(self.query_specs()) * len(self.tolerance.gated)
-        return self.cfg.tolerance(family)
-
-    def problems(self) -> list[str]:
-        found = [str(p) for p in self.corpus.problems]
-        for spec in self.query_specs():
-            found += [str(p) for p in self.query_set(spec).problems]
-        return found
-
-    def cases(self) -> tuple[list[Case], list[Case]]:
-        specs = self.query_specs()
-        retrieval = [Case(s, r, q) for q, s in itertools.product(specs, self.strategies)
-                     for r in self.plan[s]]
-        structured = [s for s in self.strategies if strategies.get(s).keeps_structure]
-        cut = [Case(s, None, q) for q, s in itertools.product(specs, structured)]
-        return retrieval, cut
-
-    @property
-    def baseline_path(self) -> Path:
-        return baseline_path(self.cfg.baselines, self.corpus.name)
-
-    @property
-    def corpus_record(self) -> dict:
-        from .evaluate import corpus_summary
-        return {**corpus_summary(self.corpus),
-                "identity": corpus_identity(self.cfg.corpus, self.cfg.root)}
 
     @property
     def baseline(self) -> Baseline:
         if self._baseline is None:
-            try:
-                self._baseline = Baseline.load(self.baseline_path)
-            except InputError as e:
-                raise ChunkevalError(str(e)) from None
+            self._baseline = Baseline.load(self.session.baseline_path)
         return self._baseline
 
 
@@ -268,9 +175,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("strategy_name", state.strategies)
     if wanted - {"strategy_name"}:
         try:
-            retrieval, cut = state.cases()
+            retrieval, cut = state.session.cases()
         except ChunkevalError as e:
-            raise pytest.UsageError(str(e)) from None
+            raise pytest.UsageError(f"chunkeval: {e}") from None
         for name, cases in (("retrieval_case", retrieval), ("cut_case", cut)):
             if name in wanted:
                 metafunc.parametrize(name, cases, ids=[c.id for c in cases])
@@ -291,7 +198,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(case.group))
             item.add_marker(pytest.mark.corpus)
     state = config.stash.get(STATE, None)
-    if state is not None and state.shard is not None:
+    if state is not None and state.session.shard is not None:
         _keep_shard(config, state, items)
 
 
@@ -299,15 +206,15 @@ def _keep_shard(config: pytest.Config, state: "State", items: list[pytest.Item])
     """Deselect what another shard runs: a strategy x query set case goes where the cost plan
     puts its task (the same plan as `chunkeval run --shard`), any other test by a hash of
     its id."""
-    from . import shard
-    part, cases = state.shard, {item: _case(item) for item in items}
+    session = state.session
+    part, cases = session.shard, {item: _case(item) for item in items}
     mine: set = set()
     if any(cases.values()):
-        tasks = [(q, s) for q in state.query_specs() for s in state.strategies]
         try:
-            mine = set(shard.select(part, state.evaluation, tasks, state.timings))
+            tasks = [(q, s) for q in session.query_specs() for s in state.strategies]
+            mine = set(shard.select(part, session.evaluation, tasks, session.timings))
         except ChunkevalError as e:
-            raise pytest.UsageError(str(e)) from None
+            raise pytest.UsageError(f"chunkeval: {e}") from None
     keep = [item for item in items
             if ((c.query_set, c.strategy) in mine if (c := cases[item])
                 else shard.item_shard(item.nodeid, part.count) == part.index)]
@@ -332,8 +239,8 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     if state is None or case is None or case.group not in state.pending:
         return
     state.pending[case.group] -= 1
-    if state.pending[case.group] == 0 and state._evaluation is not None:
-        state._evaluation.release(case.strategy, case.query_set)
+    if state.pending[case.group] == 0 and state.session._evaluation is not None:
+        state.session.evaluation.release(case.strategy, case.query_set)
 
 
 @pytest.fixture(scope="session")
@@ -343,12 +250,12 @@ def chunkeval_state(request: pytest.FixtureRequest) -> State:
 
 @pytest.fixture(scope="session")
 def corpus(chunkeval_state: State):
-    return _or_fail(lambda: chunkeval_state.corpus)
+    return _or_fail(lambda: chunkeval_state.session.corpus)
 
 
 @pytest.fixture(scope="session")
 def evaluation(chunkeval_state: State):
-    return _or_fail(lambda: chunkeval_state.evaluation)
+    return _or_fail(lambda: chunkeval_state.session.evaluation)
 
 
 def _or_fail(get):
@@ -357,7 +264,7 @@ def _or_fail(get):
     try:
         return get()
     except ChunkevalError as e:
-        message = str(e)
+        message = f"chunkeval: {e}"
     pytest.fail(message, pytrace=False)
 
 
@@ -369,7 +276,8 @@ def chunkeval(chunkeval_state: State, request: pytest.FixtureRequest) -> "Checke
 # -- the items chunkeval adds itself ------------------------------------------------------------
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     state = parent.config.stash.get(STATE, None)
-    if state is not None and state.items and file_path == state.cfg.root / "pyproject.toml":
+    if state is not None and state.items and \
+            file_path == state.session.config.root / "pyproject.toml":
         return ChunkevalFile.from_parent(parent, path=file_path)
     return None
 
@@ -380,9 +288,9 @@ class ChunkevalFile(pytest.File):
     def collect(self):
         state = _state(self.config)
         try:
-            retrieval, cut = state.cases()
+            retrieval, cut = state.session.cases()
         except ChunkevalError as e:
-            raise self.CollectError(str(e)) from None
+            raise self.CollectError(f"chunkeval: {e}") from None
         for case in retrieval:
             yield CaseItem.from_parent(self, name=f"test_recall[{case.id}]", case=case,
                                        check="check_retrieval")
@@ -447,6 +355,7 @@ class InvariantsItem(pytest.Item):
 class Checker:
     def __init__(self, state: State, node: pytest.Item):
         self.state, self.node = state, node
+        self.session = state.session
 
     def _emit(self, row: dict) -> None:
         self.node.user_properties.append((PROPERTY, json.dumps(row, ensure_ascii=False)))
@@ -455,43 +364,43 @@ class Checker:
         # Once per process: the controller of an xdist run only sees what reports carry.
         if not self.state.problems_sent:
             self.state.problems_sent = True
-            self.node.user_properties.append((PROBLEMS, json.dumps(self.state.problems())))
+            self.node.user_properties.append(
+                (PROBLEMS, json.dumps([str(p) for p in self.session.problems()])))
 
     def _where(self) -> str:
-        c = self.state.corpus
+        c = self.session.corpus
         return f"corpus {c.name!r} ({c.fingerprint})"
 
     def _comparable(self, query_set) -> Baseline:
-        st = self.state
-        baseline = st.baseline
+        session = self.session
+        baseline = self.state.baseline
         if not baseline.exists:
             pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
                         "to record one from this run, then commit it", pytrace=False)
-        try:
-            baseline.check_comparable(st.corpus_record, st.evaluation.settings.to_json(),
-                                      query_set.name, query_set.fingerprint)
-        except BaselineError as e:
-            raise ChunkevalError(str(e)) from None
+        baseline.check_comparable(session.corpus_record, session.settings.to_json(),
+                                  query_set.name, query_set.fingerprint)
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
         _or_fail(lambda: self._check_retrieval(case))
 
     def _check_retrieval(self, case: Case) -> None:
-        st = self.state
-        ev = st.evaluation
-        qs = st.query_set(case.query_set)
+        session = self.session
+        ev = session.evaluation
+        qs = session.query_set(case.query_set)
         self._emit_problems()
         result = ev.result(case.strategy, case.retriever, case.query_set)
-        corpus = st.corpus_record
+        corpus = session.corpus_record
         row = {"strategy": case.strategy, "retriever": case.retriever, "query_set": qs.name,
                "corpus": {k: corpus[k] for k in ("name", "fingerprint")},
-               "metrics": {m: v["value"] for m, v in result["metrics"].items()}}
-        if st.update:
-            row["record"] = {"path": str(st.baseline_path), "corpus": corpus,
-                             "settings": ev.settings.to_json(),
-                             "query_sets": {qs.name: {"fingerprint": qs.fingerprint}},
-                             "result": result_for_baseline(result)}
+               "metrics": {m: v.value for m, v in result.metrics.items()}
+               | {"cut_rate": result.cut_rate.value}}
+        if self.state.update:
+            params = strategies.get(case.strategy).describe()["params"]
+            entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
+            row["record"] = {"path": str(session.baseline_path), **Record(
+                case.strategy, case.retriever, qs.name, entry, corpus, ev.settings.to_json(),
+                qs.fingerprint).to_json()}
             self._emit(row)
             return
         baseline = self._comparable(qs)
@@ -503,20 +412,19 @@ class Checker:
         try:
             check_same_retriever(result, entry, str(baseline.path))
         except BaselineError as e:
-            raise ChunkevalError(f"{what}: {e}") from None
+            raise BaselineError(f"{what}: {e}") from None
         try:
             verdicts = compare(result, entry, ev.settings.complete_at,
-                               st.tolerance_for(case.strategy))
-        except (KeyError, ValueError) as e:
-            raise ChunkevalError(f"{what}: the entry in {baseline.path} does not match this "
-                                 f"run ({e!s}); re-record it with `pytest --update-baselines`"
-                                 ) from None
-        from . import diffs
+                               session.tolerance_for(case.strategy))
+        except BaselineError as e:
+            raise BaselineError(f"{what}: the entry in {baseline.path} does not match this "
+                                f"run ({e}); re-record it with `pytest --update-baselines`"
+                                ) from None
         queries = diffs.per_query(result, entry, qs)
         row["verdicts"] = [v.to_json() for v in verdicts]
         row["per_query"] = queries
-        if entry.get("chunks_hash") and entry["chunks_hash"] != result["chunks"].get("hash"):
-            row["chunks_changed"] = {"params": entry.get("params"),
+        if entry.chunks_hash and entry.chunks_hash != result.chunks.hash:
+            row["chunks_changed"] = {"params": entry.params,
                                      "now": strategies.get(case.strategy).describe()["params"]}
         self._emit(row)
         bad = [v for v in verdicts if v.status == "regressed"]
@@ -529,18 +437,18 @@ class Checker:
         _or_fail(lambda: self._check_cut_rate(case))
 
     def _check_cut_rate(self, case: Case) -> None:
-        st = self.state
-        qs = st.query_set(case.query_set)
+        session = self.session
+        qs = session.query_set(case.query_set)
         self._emit_problems()
-        cut = st.evaluation.chunked(case.strategy, case.query_set).cut
-        value = float(cut["value"])
+        cut = session.evaluation.chunked(case.strategy, case.query_set).cut
         what = f"strategy {case.strategy!r} on query set {qs.name!r}"
         problems = []
-        if value > st.tolerance.cut_ceiling:
-            problems.append(f"cut rate {value * 100:.1f}% is above the ceiling "
-                            f"{st.tolerance.cut_ceiling * 100:.1f}% ({cut['cut']} of "
-                            f"{cut['blocks']} table/pre blocks cut)")
-        if not st.update:
+        ceiling = session.tolerance.cut_ceiling
+        if cut.value > ceiling:
+            problems.append(f"cut rate {cut.value * 100:.1f}% is above the ceiling "
+                            f"{ceiling * 100:.1f}% ({cut.cut} of {cut.blocks} table/pre "
+                            "blocks cut)")
+        if not self.state.update:
             baseline = self._comparable(qs)
             # The cut rate does not depend on the retriever: any recorded one holds it.
             entry = next((e for r in baseline.retrievers(case.strategy, qs.name)
@@ -548,21 +456,11 @@ class Checker:
             if entry is None:
                 pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
                             "--update-baselines`", pytrace=False)
-            if value > entry["cut_rate"] + st.tolerance.cut_slack:
-                problems.append(f"cut rate {value * 100:.1f}% rose from baseline "
-                                f"{entry['cut_rate'] * 100:.1f}%")
+            if cut.value > entry.cut_rate + session.tolerance.cut_slack:
+                problems.append(f"cut rate {cut.value * 100:.1f}% rose from baseline "
+                                f"{entry.cut_rate * 100:.1f}%")
         if problems:
             pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems), pytrace=False)
-
-
-def result_for_baseline(result: dict) -> dict:
-    """Only what a baseline keeps: spans and texts stay out of the report stream."""
-    keep = ("strategy", "retriever", "query_set", "metrics", "chunks", "retriever_version",
-            "analyzer")
-    return {k: result[k] for k in keep if k in result} | {
-        "params": strategies.get(result["strategy"]).describe()["params"],
-        "per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")
-                       if k in q} | {"first": first_span(q)} for q in result["per_query"]]}
 
 
 # -- the controller's side: collect rows, write baselines, print the summary --------------------
@@ -587,28 +485,28 @@ class Summary:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.getoption("update_baselines"):
             self._write_baselines(session)
-        if self.problems and self.state.cfg.strict and session.exitstatus == 0:
+        if self.problems and self.state.session.config.strict and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        path = self.state.cfg.json
+        path = self.state.session.config.json
         if path:
             atomic_write(path, json.dumps({"rows": self.rows, "problems": self.problems},
                                           ensure_ascii=False, indent=1))
-        page = self.state.cfg.html
+        page = self.state.session.config.html
         if page and any("verdicts" in r for r in self.rows):
-            from .report import render_comparison_html
             atomic_write(page, render_comparison_html(self.rows))
 
     def _write_baselines(self, session: pytest.Session) -> None:
-        records = [r["record"] for r in self.rows if "record" in r]
-        if not records:
+        raw = [r["record"] for r in self.rows if "record" in r]
+        if not raw:
             return
+        records = [Record.from_json(r) for r in raw]
         try:
-            done = update_file(records[0]["path"], records,
+            done = update_file(raw[0]["path"], records,
                                self.config.getoption("update_baselines"),
-                               identity=records[0]["corpus"].get("identity"),
-                               tolerance=self.state.tolerance,
+                               identity=records[0].corpus.get("identity"),
+                               tolerance=self.state.session.tolerance,
                                known_strategies=set(strategies.names()))
-        except (InputError, BaselineError) as e:
+        except ChunkevalError as e:
             self.error = f"baselines NOT written: {e}"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
@@ -625,7 +523,7 @@ class Summary:
             tr.write_line(f"corpus {name} (fingerprint {fingerprint})")
         for p in self.problems:
             tr.write_line(f"problem: {p}")
-        if self.problems and self.state.cfg.strict:
+        if self.problems and self.state.session.config.strict:
             tr.write_line(f"{len(self.problems)} problem(s) in the input and strict mode: "
                           "the session fails")
         table = [r for r in self.rows if "verdicts" in r]

@@ -13,14 +13,15 @@ ratio of measured to estimated seconds), so one plan can mix both.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
-from dataclasses import dataclass
-from pathlib import Path
+import zlib
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from .model import InputError
+from . import strategies
+from .errors import ConfigError, InputError
+from .results import Result, Results
 
 # Relative seconds per character of a family (split + index + search), rough estimates from
 # the seed's timings: LangChain's HTML splitters re-parse the HTML; parent-child indexes small
@@ -49,10 +50,10 @@ class Shard:
 def parse(text: str, where: str = "--shard") -> Shard:
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
     if not m:
-        raise ValueError(f"{where}: expected I/N such as 1/2, got {text!r}")
+        raise ConfigError(f"{where}: expected I/N such as 1/2, got {text!r}")
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1 or not 1 <= index <= count:
-        raise ValueError(f"{where}: {text!r}: I must be between 1 and N")
+        raise ConfigError(f"{where}: {text!r}: I must be between 1 and N")
     return Shard(index, count)
 
 
@@ -60,21 +61,13 @@ def weight(family: str) -> float:
     return FAMILY_WEIGHT.get(family, DEFAULT_WEIGHT)
 
 
-def measured_seconds(path: str | Path) -> dict[Task, float]:
-    """(query set, strategy) -> seconds spent on it (all retrievers) in a results.json."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        seconds: dict[Task, float] = {}
-        for r in doc["results"]:
-            task = (r["query_set"], r["strategy"])
-            seconds[task] = seconds.get(task, 0.0) + sum(float(v) for v in r["seconds"].values())
-        return seconds
-    except OSError as e:
-        raise InputError(str(path), f"cannot read the timings: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError,
-            AttributeError) as e:
-        raise InputError(str(path), f"not a chunkeval results.json, so no timings in it "
-                                    f"({type(e).__name__}: {e})") from None
+def measured_seconds(results: Results) -> dict[Task, float]:
+    """(query set, strategy) -> seconds spent on it (all retrievers) in a results document."""
+    seconds: dict[Task, float] = {}
+    for r in results.results:
+        task = (r.query_set, r.strategy)
+        seconds[task] = seconds.get(task, 0.0) + r.seconds.total
+    return seconds
 
 
 def costs(tasks: Iterable[Task], estimate: Callable[[Task], float],
@@ -108,71 +101,72 @@ def mine(shard: Shard, cost: dict[Task, float]) -> set[Task]:
 def item_shard(node_id: str, count: int) -> int:
     """1-based shard of a test that is not a strategy x query set task: a stable hash of its
     id, so every shard agrees without knowing the others' items."""
-    import zlib
     return zlib.crc32(node_id.encode("utf-8")) % count + 1
 
 
 # -- merging shard results -------------------------------------------------------------------
-class MergeError(Exception):
-    """The shard results cannot be joined; the message names the file and the problem."""
-
-
-def merge(docs: list[tuple[str, dict]]) -> dict:
+def merge(docs: list[tuple[str, Results]]) -> Results:
     """One results document from the results.json of every shard of a run, ordered as the
-    unsharded run orders it. `docs` are (where, document) pairs."""
+    unsharded run orders it. `docs` are (where, document) pairs, each already checked."""
     if not docs:
-        raise MergeError("no shard results given")
+        raise ConfigError("no shard results given")
     first_where, first = docs[0]
     for where, doc in docs:
-        if not isinstance(doc, dict) or not isinstance(doc.get("shard"), dict):
-            raise MergeError(f"{where}: not the results of a sharded run (no 'shard' entry); "
-                             "run it with --shard I/N")
-    count = first["shard"]["count"]
+        if doc.shard is None:
+            raise InputError(where, "not the results of a sharded run (no 'shard' entry); "
+                                    "run it with --shard I/N")
+    count = first.shard["count"]
     seen: dict[int, str] = {}
     for where, doc in docs:
-        sh = doc["shard"]
+        sh = doc.shard
         if sh["count"] != count:
-            raise MergeError(f"{where}: shard {sh['index']}/{sh['count']}, but {first_where} "
-                             f"is one of {count}")
+            raise InputError(where, f"shard {sh['index']}/{sh['count']}, but {first_where} "
+                                    f"is one of {count}")
         if sh["index"] in seen:
-            raise MergeError(f"{where}: shard {sh['index']}/{count} given twice (also "
-                             f"{seen[sh['index']]})")
+            raise InputError(where, f"shard {sh['index']}/{count} given twice (also "
+                                    f"{seen[sh['index']]})")
         seen[sh["index"]] = where
         for k in ("schema", "corpus", "settings", "query_sets", "strategies"):
-            if doc.get(k) != first.get(k):
-                raise MergeError(f"{where}: its {k!r} differs from {first_where}'s: the shards "
-                                 "did not run the same evaluation")
+            if getattr(doc, k) != getattr(first, k):
+                raise InputError(where, f"its {k!r} differs from {first_where}'s: the shards "
+                                        "did not run the same evaluation")
         for k in ("strategies", "retrievers"):
-            if sh.get(k) != first["shard"].get(k):
-                raise MergeError(f"{where}: its shard {k} differ from {first_where}'s")
+            if sh.get(k) != first.shard.get(k):
+                raise InputError(where, f"its shard {k} differ from {first_where}'s")
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
-        raise MergeError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing: "
-                         f"give the results of all {count} shards")
-    names, plan = first["shard"]["strategies"], first["shard"]["retrievers"]
+        raise ConfigError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing: "
+                          f"give the results of all {count} shards")
+    names, plan = first.shard["strategies"], first.shard["retrievers"]
     order = {(q, s, r): i for i, (q, s, r) in enumerate(
-        (q, s, r) for q in first["query_sets"] for s in names for r in plan[s])}
-    results: dict[tuple, dict] = {}
+        (q, s, r) for q in first.query_sets for s in names for r in plan[s])}
+    results: dict[tuple, Result] = {}
+    retrievers: dict[str, dict] = {}
     for where, doc in docs:
-        for r in doc["results"]:
-            key = (r["query_set"], r["strategy"], r["retriever"])
+        for r in doc.results:
+            key = (r.query_set, r.strategy, r.retriever)
             if key not in order:
-                raise MergeError(f"{where}: result {'|'.join(key)} is not in the run's matrix")
+                raise InputError(where, f"result {'|'.join(key)} is not in the run's matrix")
             if key in results:
-                raise MergeError(f"{where}: result {'|'.join(key)} is in two shards")
+                raise InputError(where, f"result {'|'.join(key)} is in two shards")
             results[key] = r
+        retrievers |= doc.retrievers
     absent = [k for k in order if k not in results]
     if absent:
-        raise MergeError(f"{len(absent)} result(s) of the matrix in no shard, e.g. "
-                         f"{'|'.join(absent[0])}")
-    merged = {k: v for k, v in first.items() if k != "shard"}
-    merged["results"] = [results[k] for k in sorted(results, key=order.__getitem__)]
-    if "result_cache" in first:  # counted over every shard, not taken from the first
-        merged["result_cache"] = {
-            "enabled": any(d.get("result_cache", {}).get("enabled") for _, d in docs),
-            "reused": sum(1 for r in merged["results"] if r.get("reused")),
-            "evaluated": sum(1 for r in merged["results"] if not r.get("reused"))}
-    return merged
+        raise ConfigError(f"{len(absent)} result(s) of the matrix in no shard, e.g. "
+                          f"{'|'.join(absent[0])}")
+    merged = sorted(results.values(), key=lambda r: order[(r.query_set, r.strategy, r.retriever)])
+    in_order = dict.fromkeys(r.retriever for r in merged)
+    return replace(
+        first, shard=None, results=merged,
+        retrievers={n: retrievers[n] for n in in_order if n in retrievers},
+        # counted over every shard, not taken from the first
+        embeddings={k: sum(d.embeddings.get(k, 0) for _, d in docs) for k in ("embedded",
+                                                                              "cached")},
+        result_cache=None if first.result_cache is None else {
+            "enabled": any((d.result_cache or {}).get("enabled") for _, d in docs),
+            "reused": sum(1 for r in merged if r.reused),
+            "evaluated": sum(1 for r in merged if not r.reused)})
 
 
 def select(shard: Shard, evaluation, tasks: list[tuple[str, str]],
@@ -187,7 +181,6 @@ def select(shard: Shard, evaluation, tasks: list[tuple[str, str]],
 def task_costs(evaluation, tasks: list[tuple[str, str]],
                timings: dict[Task, float] | None = None) -> dict[tuple[str, str], float]:
     """(query spec, strategy) -> its cost: measured seconds, else the estimate."""
-    from . import strategies
     named = {t: (evaluation.query_set(t[0]).name, t[1]) for t in tasks}
     spec_of = {name: t[0] for t, name in named.items()}
 
@@ -197,16 +190,3 @@ def task_costs(evaluation, tasks: list[tuple[str, str]],
 
     cost = costs(named.values(), estimate, timings)
     return {t: cost[named[t]] for t in tasks}
-
-
-def from_config(cfg) -> tuple[Shard | None, dict[Task, float] | None]:
-    """The configured shard and the timings that balance it; (None, None) when unsharded."""
-    from .config import ConfigError
-    if not cfg.shard:
-        return None, None
-    try:
-        shard = parse(cfg.shard, cfg.where["shard"])
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    timings = measured_seconds(cfg.shard_timings) if cfg.shard_timings else None
-    return shard, timings

@@ -1,8 +1,39 @@
+"""What every test module may ask for: a hypothesis profile, a cache of the test's own, and
+the throwaway corpora of helpers.py written into a temporary folder."""
+
 import os
 
+import pytest
 from hypothesis import settings
+
+from helpers import corpus_pages, write_manuals
 
 # "dev" keeps local runs quick; CI sets $CI and gets the thorough profile.
 settings.register_profile("dev", max_examples=25, deadline=None)
 settings.register_profile("ci", max_examples=150, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A chunkeval cache of this test's own: nothing read from, or left to, another test."""
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def docs(tmp_path, cache_dir):
+    """A folder of 24 generated HTML pages (helpers.corpus_pages), 72 section titles."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name, text in corpus_pages(24).items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def manuals(tmp_path, cache_dir):
+    """helpers.write_manuals into tmp_path/docs: call it with the shape the test needs."""
+    def write(**shape):
+        return write_manuals(tmp_path / "docs", **shape)
+    return write

@@ -1,28 +1,33 @@
 """Verdicts against a baseline: real regressions fail, noise and small effects do not."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from chunkeval.baselines import (Baseline, BaselineError, Tolerance, compare, dumps,
-                                 entry_from_result)
+from chunkeval.errors import BaselineError, ConfigError
+from chunkeval.gate.baselines import Baseline, Record, dumps
+from chunkeval.gate.verdict import Tolerance, compare
+from chunkeval.results import BaselineEntry, Noise
+from helpers import a_result as _result
 
 COMPLETE_AT = 0.95
 
 
-def _result(coverage, doc_hit=None, name="s"):
-    coverage = np.clip(np.asarray(coverage, dtype=float), 0, 1)
-    doc_hit = np.ones(len(coverage), bool) if doc_hit is None else doc_hit
-    return {"strategy": name, "retriever": "bm25", "query_set": "qs",
-            "metrics": {"cut_rate": {"value": 0.1}}, "chunks": {"count": 10},
-            "per_query": [{"coverage": float(c), "budget_coverage": float(c), "doc_hit": bool(h)}
-                          for c, h in zip(coverage, doc_hit)]}
+def _entry(result):
+    return BaselineEntry.from_result(result, COMPLETE_AT)
+
+
+def _rec(corpus, settings, fingerprint, result, params=None):
+    return Record(result.strategy, result.retriever, result.query_set,
+                  BaselineEntry.from_result(result, settings["complete_at"], params), corpus,
+                  settings, fingerprint)
 
 
 def _statuses(new, old, tol=Tolerance()):
-    entry = entry_from_result(_result(old), COMPLETE_AT)
-    return {v.metric: v.status for v in compare(_result(new), entry, COMPLETE_AT, tol)}
+    return {v.metric: v.status for v in compare(_result(new), _entry(_result(old)), COMPLETE_AT,
+                                                tol)}
 
 
 OLD = np.random.default_rng(0).uniform(0, 1, 400)
@@ -52,7 +57,7 @@ def test_a_significant_but_tiny_drop_is_below_the_minimum_effect():
 
 
 def test_query_count_mismatch_is_an_error():
-    with pytest.raises(ValueError, match="queries"):
+    with pytest.raises(BaselineError, match="queries"):
         _statuses(OLD[:10], OLD)
 
 
@@ -61,7 +66,7 @@ def test_incomparable_baselines_say_how_to_rebaseline(tmp_path):
     corpus = {"name": "c", "fingerprint": "aaa"}
     settings = {"k": 5, "budget": 2000, "shingle": 8, "complete_at": 0.95,
                 "max_queries": 800, "seed": 0}
-    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD))
+    b.record(_rec(corpus, settings, "q1", _result(OLD)))
     b.check_comparable(corpus, settings, "qs", "q1")
     for args in [({"name": "c", "fingerprint": "bbb"}, settings, "qs", "q1"),
                  (corpus, {**settings, "k": 10}, "qs", "q1"),
@@ -72,12 +77,12 @@ def test_incomparable_baselines_say_how_to_rebaseline(tmp_path):
 
 def test_file_is_stable_sorted_and_round_trips(tmp_path):
     b = Baseline(tmp_path / "c.json")
-    b.record({"name": "c", "fingerprint": "f"}, {"k": 5, "complete_at": 0.95},
-             {"qs": {"fingerprint": "q"}}, _result(OLD[:5]))
+    b.record(_rec({"name": "c", "fingerprint": "f"}, {"k": 5, "complete_at": 0.95}, "q",
+                  _result(OLD[:5])))
     path = b.save()
     text = path.read_text(encoding="utf-8")
     assert text == dumps(json.loads(text))
-    assert Baseline.load(path).entry("s", "bm25", "qs")["per_query"]["coverage"] == \
+    assert Baseline.load(path).entry("s", "bm25", "qs").per_query["coverage"] == \
         [round(float(x), 4) for x in OLD[:5]]
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(Exception, match="bad.json"):
@@ -88,12 +93,12 @@ def test_rerecording_drops_entries_of_a_changed_query_set(tmp_path):
     b = Baseline(tmp_path / "c.json")
     corpus = {"name": "c", "fingerprint": "f"}
     settings = {"k": 5, "complete_at": 0.95}
-    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD, name="a"))
-    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD, name="b"))
-    b.record(corpus, settings, {"qs": {"fingerprint": "q2"}}, _result(OLD, name="a"))
+    b.record(_rec(corpus, settings, "q1", _result(OLD, name="a")))
+    b.record(_rec(corpus, settings, "q1", _result(OLD, name="b")))
+    b.record(_rec(corpus, settings, "q2", _result(OLD, name="a")))
     assert b.entry("a", "bm25", "qs") and b.entry("b", "bm25", "qs") is None
-    b.record(corpus, {**settings, "k": 10}, {"qs": {"fingerprint": "q2"}}, _result(OLD, name="b"))
-    assert list(b.data["entries"]) == ["b|bm25|qs"]
+    b.record(_rec(corpus, {**settings, "k": 10}, "q2", _result(OLD, name="b")))
+    assert list(b.entries) == ["b|bm25|qs"]
 
 
 # -- updating the file: lock, validation, identity, modes ---------------------------------
@@ -103,10 +108,10 @@ import os
 import threading
 import time
 
-from chunkeval import baselines
-from chunkeval.baselines import update_file
+from chunkeval.gate import baselines
+from chunkeval.gate.baselines import update_file
 from chunkeval.cache import atomic_write
-from chunkeval.model import InputError
+from chunkeval.errors import InputError
 
 CORPUS = {"name": "c", "fingerprint": "f"}
 SETTINGS = {"k": 5, "complete_at": COMPLETE_AT}
@@ -114,10 +119,8 @@ SETTINGS = {"k": 5, "complete_at": COMPLETE_AT}
 
 def _record(name, coverage=OLD, chunk_hash="0" * 64):
     result = _result(coverage, name=name)
-    result["chunks"]["hash"] = chunk_hash
-    result["params"] = {"size": 400}
-    return {"corpus": CORPUS, "settings": SETTINGS, "query_sets": {"qs": {"fingerprint": "q"}},
-            "result": result}
+    result.chunks = replace(result.chunks, hash=chunk_hash)
+    return _rec(CORPUS, SETTINGS, "q", result, params={"size": 400})
 
 
 def test_overlapping_updates_keep_both_runs_entries(tmp_path, monkeypatch):
@@ -152,8 +155,7 @@ def test_overlapping_updates_keep_both_runs_entries(tmp_path, monkeypatch):
 def _saved(tmp_path, mutate):
     b = Baseline(tmp_path / "c.json")
     for name in ("a", "b"):
-        r = _record(name)
-        b.record(r["corpus"], r["settings"], r["query_sets"], r["result"])
+        b.record(_record(name))
     path = b.save()
     data = json.loads(path.read_text(encoding="utf-8"))
     mutate(data)
@@ -180,7 +182,8 @@ def test_a_nan_in_a_baseline_fails_loudly_naming_the_entry(tmp_path, where):
 
 
 @pytest.mark.parametrize("mutate, said", [
-    (lambda d: d["entries"]["a|bm25|qs"].update(per_query=None), "per_query is not an object"),
+    (lambda d: d["entries"]["a|bm25|qs"].update(per_query=None),
+     "per_query is missing or not an object"),
     (lambda d: d.pop("corpus"), "'corpus' is missing"),
     (lambda d: d.pop("settings"), "'settings' is missing"),
     (lambda d: d.pop("query_sets"), "'query_sets' is missing"),
@@ -215,7 +218,7 @@ def test_an_unreadable_baseline_is_replaced_only_when_asked(tmp_path, damage):
             update_file(path, [_record("new")], mode)
         assert path.read_text(encoding="utf-8") == text
     done = update_file(path, [_record("new")], "replace")
-    assert done.replaced and list(Baseline.load(path).data["entries"]) == ["new|bm25|qs"]
+    assert done.replaced and list(Baseline.load(path).entries) == ["new|bm25|qs"]
 
 
 def test_a_file_of_another_corpus_of_the_same_name_is_never_overwritten(tmp_path):
@@ -268,7 +271,7 @@ def test_update_modes_rewrite_only_what_they_should(tmp_path):
     update_file(path, [_record("same", shifted)], "all")
     assert entries()["same|bm25|qs"] != before["same|bm25|qs"]
     assert entries()["aside|bm25|qs"] == before["aside|bm25|qs"]
-    with pytest.raises(ValueError, match="unknown update mode"):
+    with pytest.raises(ConfigError, match="unknown update mode"):
         update_file(path, [], "some")
 
 
@@ -292,7 +295,7 @@ def test_a_baseline_measured_with_another_length_is_not_compared(tmp_path):
     corpus = {"name": "c", "fingerprint": "aaa"}
     settings = {"k": 5, "budget": 2000, "shingle": 8, "complete_at": 0.95,
                 "max_queries": 800, "seed": 0, "length": "chars"}
-    b.record(corpus, settings, {"qs": {"fingerprint": "q1"}}, _result(OLD))
+    b.record(_rec(corpus, settings, "q1", _result(OLD)))
     b.check_comparable(corpus, settings, "qs", "q1")
     with pytest.raises(BaselineError, match="length=chars.*length=tok:count"):
         b.check_comparable(corpus, {**settings, "length": "tok:count"}, "qs", "q1")
@@ -305,7 +308,7 @@ def test_a_baseline_measured_with_another_length_is_not_compared(tmp_path):
 
 def test_only_gated_metrics_regress_and_a_larger_family_widens_the_interval():
     gone = np.zeros(len(OLD), bool)  # the gold document left the top k everywhere
-    entry = entry_from_result(_result(OLD), COMPLETE_AT)
+    entry = _entry(_result(OLD))
     reported = Tolerance(gated=("recall_at_k", "budget_recall"))
     verdicts = {v.metric: v for v in compare(_result(OLD, gone), entry, COMPLETE_AT, reported)}
     assert verdicts["doc_hit_at_k"].diff == -1.0 and not verdicts["doc_hit_at_k"].gated
@@ -322,43 +325,42 @@ def test_only_gated_metrics_regress_and_a_larger_family_widens_the_interval():
 
 def test_rank_metrics_and_first_chunks_are_kept_and_compared_when_both_sides_have_them():
     result = _result(OLD)
-    for q in result["per_query"]:
-        q |= {"rr": 0.5, "ndcg": 0.25, "retrieved": [["d", 0, 10, 10]]}
-    entry = entry_from_result(result, COMPLETE_AT)
-    assert entry["per_query"]["first"][0] == "d:0:10" and entry["metrics"]["mrr_at_k"] == 0.5
+    for q in result.per_query:
+        q.rr, q.ndcg, q.retrieved = 0.5, 0.25, [["d", 0, 10, 10]]
+    entry = _entry(result)
+    assert entry.per_query["first"][0] == "d:0:10" and entry.metrics["mrr_at_k"] == 0.5
     metrics = {v.metric for v in compare(result, entry, COMPLETE_AT, Tolerance())}
     assert {"mrr_at_k", "ndcg_at_k"} <= metrics
-    old_entry = entry_from_result(_result(OLD), COMPLETE_AT)  # recorded before rank metrics
+    old_entry = _entry(_result(OLD))  # recorded before rank metrics
     assert "mrr_at_k" not in {v.metric for v in compare(result, old_entry, COMPLETE_AT, Tolerance())}
 
 
 def test_a_noise_floor_in_the_entry_judges_the_drop_and_is_validated():
-    from chunkeval.baselines import Tolerance, _check_entry, compare
     # 40 queries, per-query noise of +-0.1: the Bonferroni bootstrap (a family of 24) leaves
     # a 4-point drop unshown
     base = [0.5] * 40
     now = [0.46 + (0.1 if i % 2 else -0.1) for i in range(40)]
-    result = {"per_query": [{"coverage": v, "budget_coverage": v, "doc_hit": True} for v in now],
-              "metrics": {"cut_rate": {"value": 0.0}}, "chunks": {"count": 1}}
-    entry = {"per_query": {"coverage": base, "budget_coverage": base, "doc_hit": [1] * 40}}
+    result = _result(now)
+    entry = _entry(_result(base))
     tol = Tolerance(gated=("recall_at_k",), family=24)
     (plain,) = [v for v in compare(result, entry, 0.95, tol) if v.metric == "recall_at_k"]
     assert plain.status == "ok" and plain.harmless is None
-    floor = {"offset": 0.0, "sd": 0.004, "trials": 20}
-    (v,) = [v for v in compare(result, {**entry, "noise": {"recall_at_k": floor}}, 0.95, tol)
+    floor = Noise(offset=0.0, sd=0.004, trials=20)
+    (v,) = [v for v in compare(result, replace(entry, noise={"recall_at_k": floor}), 0.95, tol)
             if v.metric == "recall_at_k"]
     assert v.status == "regressed" and v.confidence == 0.95
     assert v.harmless[0] == pytest.approx(-tol.noise_margin(floor))
     assert "harmless variants" in v.describe() and "harmless" in v.to_json()
     # a wide floor (re-chunking is that noisy) lets the same drop pass
-    wide = {**floor, "sd": 0.03}
-    (v,) = [v for v in compare(result, {**entry, "noise": {"recall_at_k": wide}}, 0.95, tol)
+    wide = replace(floor, sd=0.03)
+    (v,) = [v for v in compare(result, replace(entry, noise={"recall_at_k": wide}), 0.95, tol)
             if v.metric == "recall_at_k"]
     assert v.status == "ok"
-    good = {"metrics": {m: 0.5 for m in ("recall_at_k", "budget_recall", "complete_rate",
-                                         "doc_hit_at_k")},
-            "cut_rate": 0.0, "chunks": 1, "per_query": entry["per_query"]}
-    assert _check_entry("s|r|q", {**good, "noise": {"recall_at_k": floor}}) is None
-    assert "trials" in _check_entry("s|r|q", {**good, "noise": {"recall_at_k": {**floor,
-                                                                              "trials": 1}}})
-    assert "not a metric" in _check_entry("s|r|q", {**good, "noise": {"recal": floor}})
+    good = entry.to_json()
+    floor_json = floor.to_json()
+    BaselineEntry.from_json({**good, "noise": {"recall_at_k": floor_json}}, "b.json")
+    with pytest.raises(InputError, match="trials"):
+        BaselineEntry.from_json({**good, "noise": {"recall_at_k": {**floor_json, "trials": 1}}},
+                                "b.json")
+    with pytest.raises(InputError, match="not a metric"):
+        BaselineEntry.from_json({**good, "noise": {"recal": floor_json}}, "b.json")

@@ -4,9 +4,11 @@ import json
 
 import pytest
 
-from chunkeval.calibrate import harmless_diffs, judge, noise_floors, shifted, truncated
-from chunkeval.baselines import Tolerance
 from chunkeval.cli import main
+from chunkeval.gate.baselines import Baseline, baseline_path, key
+from chunkeval.gate.calibrate import (entry_of, harmless_diffs, judge, noise_floors, shifted,
+                                      truncated)
+from chunkeval.gate.verdict import Tolerance
 from chunkeval.model import Chunk, Document, Part
 
 
@@ -42,7 +44,9 @@ def _trials(diffs_by_trial: list[tuple[float, float]], noise: float = 0.05) -> d
     def result(values):
         return {"per_query": [{"coverage": v, "budget_coverage": v, "doc_hit": True}
                               for v in values],
-                "metrics": {"cut_rate": {"value": 0.0}}, "chunks": {"count": 1}}
+                "metrics": {"cut_rate": {"value": 0.0, "blocks": 0, "cut": 0}},
+                "chunks": {"count": 1, "mean_len": 1.0, "max_len": 1, "under_30": 1,
+                           "overlap": {"boundaries": 0, "zero": 0, "mean": 0.0, "max": 0}}}
     base = [0.5] * 40
     trials = [{"shift": 1, "drop": drop, "results": {"bm25|q": result(
         [0.5 + move + (noise if i % 2 else -noise) for i in range(40)])}}
@@ -83,7 +87,7 @@ def test_calibrate_command_writes_the_table(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "calibration of fixed-200: 3 harmless variants" in printed
     tables = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
-    assert set(tables) == {"bootstrap", "calibrated", "noise"}
+    assert set(tables) == {"bootstrap", "calibrated", "noise", "tolerance"}
     table = tables["bootstrap"]
     assert table["trials"] == 3 and set(table["drops"]) == {"0.6"}
     assert table["drops"]["0.6"]["bm25|section-titles|recall_at_k"]["trials"] == 2
@@ -110,8 +114,8 @@ def test_the_calibrated_gate_uses_the_measured_noise_and_leaves_each_harmless_tr
     assert calibrated["gate"] == "calibrated" and calibrated["false_alarms"] == 0
     assert calibrated["drops"]["0.1"]["bm25|q|recall_at_k"]["caught"] == 1.0
     floors = noise_floors(harmless_diffs(doc))
-    assert floors["bm25|q"]["recall_at_k"]["trials"] == 20
-    assert noise_floors(harmless_diffs(doc), leave_out=0)["bm25|q"]["recall_at_k"]["trials"] == 19
+    assert floors["bm25|q"]["recall_at_k"].trials == 20
+    assert noise_floors(harmless_diffs(doc), leave_out=0)["bm25|q"]["recall_at_k"].trials == 19
 
 
 def test_calibrate_records_the_noise_floor_only_into_matching_entries(tmp_path, monkeypatch,
@@ -131,15 +135,48 @@ def test_calibrate_records_the_noise_floor_only_into_matching_entries(tmp_path, 
     # no baseline yet: refused, saying what to do
     assert main(args + ["--record"]) == 2
     assert "no baseline file" in capsys.readouterr().err
-    from chunkeval.baselines import Baseline, baseline_path, entry_from_result, key
     trials = json.loads((tmp_path / "out" / "calibration-fixed-200-trials.json").read_text())
     path = baseline_path(tmp_path / "baselines", "docs")
     b = Baseline(path)
     b.data["corpus"] = {"name": "docs", "fingerprint": "0" * 16}
-    b.data["entries"][key("fixed-200", "bm25", "section-titles")] = entry_from_result(
+    b.entries[key("fixed-200", "bm25", "section-titles")] = entry_of(
         trials["baseline"]["bm25|section-titles"], trials["complete_at"])
     b.save()
     assert main(args + ["--record", "--from-trials",
                         str(tmp_path / "out" / "calibration-fixed-200-trials.json")]) == 0
     entry = Baseline.load(path).entry("fixed-200", "bm25", "section-titles")
-    assert entry["noise"]["recall_at_k"]["trials"] == 4
+    assert entry.noise["recall_at_k"].trials == 4
+
+
+def test_calibrate_judges_with_the_projects_tolerance_and_says_so(tmp_path, monkeypatch, capsys):
+    """alpha, min_effect and gate come from [tool.chunkeval] like every other setting, and
+    the calibration's JSON records the tolerance it judged with."""
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "docs"
+    root.mkdir()
+    for d in range(3):
+        body = "".join(f"<h2>Topic {d} {t}</h2><p>About {t} number {d}: open panel {t}, "
+                       f"choose option {d}, read the log of {t}.</p>" for t in range(4))
+        (root / f"p{d}.html").write_text(f"<html><body><h1>P{d}</h1>{body}</body></html>",
+                                         encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["section-titles"]\nalpha = 0.31\n'
+        'min_effect = 0.07\ngate = ["recall_at_k", "doc_hit_at_k"]\n', encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["calibrate", "fixed-200", "--retrievers", "bm25", "--trials", "3",
+                 "--drops", "0.5", "--drop-trials", "1", "--out", str(out)]) == 0
+    written = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
+    assert written["tolerance"] == {"alpha": 0.31, "min_effect": 0.07,
+                                    "gated": ["recall_at_k", "doc_hit_at_k"], "family": 1}
+    for table in (written["bootstrap"], written["calibrated"]):
+        assert (table["alpha"], table["min_effect"]) == (0.31, 0.07)
+        assert table["gated"] == ["recall_at_k", "doc_hit_at_k"]
+        assert table["family"] == 2  # one retriever x one query set x two gated metrics
+    assert "family-wise level 31% over 2 gated comparisons" in capsys.readouterr().out
+    # an option still wins over the file
+    assert main(["calibrate", "fixed-200", "--retrievers", "bm25", "--trials", "3",
+                 "--drops", "0.5", "--drop-trials", "1", "--out", str(out),
+                 "--alpha", "0.2"]) == 0
+    written = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
+    assert written["tolerance"]["alpha"] == 0.2 and written["tolerance"]["min_effect"] == 0.07

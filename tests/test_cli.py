@@ -8,25 +8,9 @@ import pytest
 from chunkeval import strategies
 from chunkeval.cli import main
 
-TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
-          "firewall", "mirror", "locale", "sound", "storage"]
-
-
 @pytest.fixture
-def corpus_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    root = tmp_path / "docs"
-    (root / "guide").mkdir(parents=True)
-    for d in range(4):
-        sections = "".join(
-            f"<h2>Working with {t}</h2>"
-            + "".join(f"<p>To handle {t} in step {p}, open the {t} panel, choose option {p} "
-                      f"and confirm; the {t} log then shows the new state.</p>" for p in range(3))
-            + f"<table><tr><th>name</th><th>value</th></tr><tr><td>{t}</td><td>{d}</td></tr></table>"
-            for t in TOPICS[d * 3:d * 3 + 3])
-        (root / "guide" / f"part{d}.html").write_text(
-            f"<html><head><title>Part {d}</title></head><body><h1>Part {d}</h1>{sections}"
-            "</body></html>", encoding="utf-8")
+def corpus_dir(manuals):
+    root = manuals(folder="guide")
     (root / "broken.html").write_bytes(b"\x00\x01binary")
     return root
 
@@ -65,7 +49,7 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
     assert main(["corpus", "info", "--corpus", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert main(["run", "--strategies", "no-such-strategy"]) == 2
-    assert "unknown strategy: no-such-strategy" in capsys.readouterr().err
+    assert "unknown strategy 'no-such-strategy'" in capsys.readouterr().err
 
 
 def test_outside_splitter_is_listed(tmp_path, monkeypatch, capsys):

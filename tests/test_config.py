@@ -10,8 +10,9 @@ from hypothesis import given, settings
 
 from chunkeval import config, strategies
 from chunkeval.cli import main
-from chunkeval.config import ConfigError
+from chunkeval.errors import ChunkevalError
 from chunkeval.invariants import check
+from chunkeval.session import Session
 from chunkeval.plugin import Summary
 from chunkeval.progress import Progress
 from chunkeval.testing import documents
@@ -72,28 +73,27 @@ def test_splitters_import_from_the_project_root_and_join_from_every_place(projec
     cfg = config.load(command_line={"splitters": ["cfgsplit:whole"]})
     assert cfg.splitters == ("cfgsplit:whole",)
     # an outside corpus is gated on the project's splitters and the reference strategies
-    assert cfg.strategy_names() == ["whole", "fixed-400", "structure-400"]
+    assert Session(cfg).strategies == ["whole", "fixed-400", "structure-400"]
     assert str(project.resolve()) not in sys.path  # the root is on the path only to import
     cfg = config.load(command_line={"strategies": "cfgsplit:whole,fixed-800"})
-    assert cfg.strategy_names() == ["whole", "fixed-800"]
+    assert Session(cfg).strategies == ["whole", "fixed-800"]
     # the built-in corpus keeps the full matrix
-    assert len(config.load(command_line={"corpus": "debian-ja"}).strategy_names()) >= 21
+    assert len(Session(config.load(command_line={"corpus": "debian-ja"})).strategies) >= 21
 
 
 @pytest.mark.parametrize("section, message", [
     ('k = "five"\n', "[tool.chunkeval] k: expected a whole number, got 'five'"),
     ("min_effect = 2\n", "[tool.chunkeval] min_effect: expected a number from 0 to 1"),
     ('colour = "red"\n', "[tool.chunkeval]: unknown key(s) colour"),
-    ('strategies = ["fixed-401"]\n', "[tool.chunkeval] strategies: unknown strategy: fixed-401"),
+    ('strategies = ["fixed-401"]\n', "[tool.chunkeval] strategies: unknown strategy 'fixed-401'"),
     ('splitters = ["nomodule:split"]\n',
-     "[tool.chunkeval] splitters: 'nomodule:split': cannot import 'nomodule'"),
+     "[tool.chunkeval] splitters: splitter 'nomodule:split': cannot import 'nomodule'"),
     ("retrievers = 3\n", "[tool.chunkeval] retrievers: expected a list of names"),
 ])
 def test_bad_settings_name_the_file_and_the_key(project, section, message):
     write(project, section)
-    with pytest.raises(ConfigError) as e:
-        cfg = config.load()
-        cfg.strategy_names(), cfg.retriever_names()
+    with pytest.raises(ChunkevalError) as e:
+        Session(config.load())
     assert message in str(e.value) and str(project / "pyproject.toml") in str(e.value)
 
 
@@ -123,8 +123,7 @@ def test_init_writes_a_section_that_loads_and_a_splitter_that_keeps_its_invarian
     text = (project / "pyproject.toml").read_text(encoding="utf-8")
     assert text.startswith('[project]\nname = "p"\n') and 'corpus = "docs/html"' in text
     assert 'query_sets = ["section-titles"]' in text
-    cfg = config.load()
-    assert cfg.strategy_names() == ["split", "fixed-400", "structure-400"]
+    assert Session(config.load()).strategies == ["split", "fixed-400", "structure-400"]
     split = strategies.get("split")
     assert split.keeps_structure
 

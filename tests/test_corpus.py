@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from chunkeval import corpus as corpus_mod
 from chunkeval.cache import cache_root
-from chunkeval.corpus import (CorpusError, DebPackage, deb_files, fetch_debian_ja,
-                              japanese_pages, load_corpus, read_ar)
-from chunkeval.parse import DEFAULT_DROP
+from chunkeval.corpus import debian, load_corpus, sources
+from chunkeval.corpus.debian import DebPackage, deb_files, language_pages, read_ar
+from chunkeval.errors import CorpusError
+from chunkeval.corpus.html import DEFAULT_DROP
 
 DATA = Path(__file__).parent / "data"
 PAGE = "<html><head><title>{0}</title></head><body><h1>{0}</h1><p>{1}</p></body></html>"
@@ -142,7 +142,7 @@ def test_second_load_comes_from_the_cache(html_dir, monkeypatch, cache_dir):
     write(html_dir / "bad" / "no-headings.html", BAD_FILES["no-headings.html"][0])
     first = load_corpus(str(html_dir))
     assert len(list((cache_dir / "corpus").glob("*.json.gz"))) == 1
-    monkeypatch.setattr(corpus_mod, "parse_html", _refuse)
+    monkeypatch.setattr(sources, "parse_html", _refuse)
     second = load_corpus(str(html_dir))
     assert second.documents == first.documents
     assert second.problems == first.problems and second.problems  # problems are cached too
@@ -153,7 +153,7 @@ def test_changed_input_or_selectors_miss_the_cache(html_dir, monkeypatch):
     load_corpus(str(html_dir))
     write(html_dir / "a.html", PAGE.format("Ay", "changed text"))
     assert "changed text" in load_corpus(str(html_dir))["a.html"].text
-    monkeypatch.setattr(corpus_mod, "parse_html", _refuse)
+    monkeypatch.setattr(sources, "parse_html", _refuse)
     with pytest.raises(AssertionError, match="parsed although"):
         load_corpus(str(html_dir), drop=DEFAULT_DROP + ("p",))
 
@@ -273,7 +273,7 @@ def test_damaged_data_archive(tmp_path):
 def test_japanese_pages_take_each_chapter_once(tmp_path):
     deb = make_deb(tmp_path / "faq.deb")
     pkg = DebPackage("faq-ja", "1.0", sha(deb), skip=("single.html",))
-    pages = japanese_pages(pkg, deb)
+    pages = language_pages(pkg, deb, "ja")
     assert [doc_id for doc_id, _, _ in pages] == ["faq-ja/basic.ja.html", "faq-ja/more.ja.html"]
     assert pages[0][2] == "usr/share/doc/faq/ja/basic.ja.html"
 
@@ -299,34 +299,34 @@ cp "$FAKE_DEB" "./${name}_all.deb"
     deb = make_deb(tmp_path / "src" / "faq.deb")
     monkeypatch.setenv("FAKE_DEB", str(deb))
     pkg = DebPackage("faq-ja", "1.0", sha(deb), skip=("single.html",))
-    monkeypatch.setattr(corpus_mod, "DEBIAN_JA", (pkg,))
+    monkeypatch.setattr(debian, "DEBIAN_JA", (pkg,))
     return calls
 
 
 def test_fetch_downloads_verifies_and_reuses(fake_apt, cache_dir):
-    [path] = fetch_debian_ja()
+    [path] = debian.fetch_builtin("debian-ja")
     assert path == cache_dir / "debs" / "faq-ja_1.0.deb"
-    assert sha(path) == corpus_mod.DEBIAN_JA[0].sha256
+    assert sha(path) == debian.DEBIAN_JA[0].sha256
     assert fake_apt.read_text().split() == ["download", "faq-ja=1.0"]
     assert list((cache_dir / "debs").iterdir()) == [path]  # no temporary left behind
-    fetch_debian_ja()
+    debian.fetch_builtin("debian-ja")
     assert len(fake_apt.read_text().splitlines()) == 1  # reused, not downloaded again
 
 
 def test_fetch_replaces_a_damaged_cached_file(fake_apt, cache_dir):
-    [path] = fetch_debian_ja()
+    [path] = debian.fetch_builtin("debian-ja")
     path.write_bytes(b"damaged")
-    [again] = fetch_debian_ja()
-    assert sha(again) == corpus_mod.DEBIAN_JA[0].sha256
+    [again] = debian.fetch_builtin("debian-ja")
+    assert sha(again) == debian.DEBIAN_JA[0].sha256
     assert len(fake_apt.read_text().splitlines()) == 2
 
 
 def test_hash_mismatch_names_file_and_hashes(fake_apt, cache_dir, monkeypatch):
     pinned = "0" * 64
-    monkeypatch.setattr(corpus_mod, "DEBIAN_JA", (DebPackage("faq-ja", "1.0", pinned),))
+    monkeypatch.setattr(debian, "DEBIAN_JA", (DebPackage("faq-ja", "1.0", pinned),))
     with pytest.raises(CorpusError) as err:
-        fetch_debian_ja()
-    message = err.value.message
+        debian.fetch_builtin("debian-ja")
+    message = str(err.value)
     actual = hashlib.sha256(Path(os.environ["FAKE_DEB"]).read_bytes()).hexdigest()
     assert "faq-ja_all.deb" in message and pinned in message and actual in message
     assert "removed" in message
@@ -339,22 +339,22 @@ def test_hash_mismatch_names_file_and_hashes(fake_apt, cache_dir, monkeypatch):
 def test_unknown_package_says_to_run_apt_get_update(fake_apt, monkeypatch, apt_says):
     monkeypatch.setenv("FAKE_APT_FAIL", apt_says)
     with pytest.raises(CorpusError) as err:
-        fetch_debian_ja()
-    assert "apt-get update" in err.value.message and "--corpus DIR" in err.value.message
-    assert apt_says in err.value.message
+        debian.fetch_builtin("debian-ja")
+    assert "apt-get update" in str(err.value) and "--corpus DIR" in str(err.value)
+    assert apt_says in str(err.value)
 
 
 def test_other_apt_failure_is_reported(fake_apt, monkeypatch):
     monkeypatch.setenv("FAKE_APT_FAIL", "E: Failed to fetch http://example.invalid/x 404")
     with pytest.raises(CorpusError, match="failed: E: Failed to fetch"):
-        fetch_debian_ja()
+        debian.fetch_builtin("debian-ja")
 
 
 def test_missing_apt_get(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     with pytest.raises(CorpusError) as err:
-        fetch_debian_ja()
-    assert "apt" in err.value.message and "--corpus DIR" in err.value.message
+        debian.fetch_builtin("debian-ja")
+    assert "apt" in str(err.value) and "--corpus DIR" in str(err.value)
 
 
 def test_load_debian_ja_end_to_end_and_cached(fake_apt, monkeypatch):
@@ -363,8 +363,8 @@ def test_load_debian_ja_end_to_end_and_cached(fake_apt, monkeypatch):
     assert [d.id for d in corpus.documents] == ["faq-ja/basic.ja.html", "faq-ja/more.ja.html"]
     source = corpus["faq-ja/basic.ja.html"].source
     assert source == "faq-ja 1.0: /usr/share/doc/faq/ja/basic.ja.html"
-    monkeypatch.setattr(corpus_mod, "parse_html", _refuse)
-    monkeypatch.setattr(corpus_mod, "deb_files", _refuse)  # not even unpacked again
+    monkeypatch.setattr(sources, "parse_html", _refuse)
+    monkeypatch.setattr(debian, "deb_files", _refuse)  # not even unpacked again
     assert load_corpus("debian-ja").documents == corpus.documents
 
 

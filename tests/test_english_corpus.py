@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from chunkeval import retrieval
-from chunkeval.baselines import (Baseline, BaselineError, Tolerance, check_same_retriever,
-                                 compare)
-from chunkeval.corpus import DEBIAN_EN, load_corpus
+from chunkeval.corpus import load_corpus
+from chunkeval.corpus.debian import DEBIAN_EN
+from chunkeval.errors import BaselineError
 from chunkeval.evaluate import Evaluation, corpus_summary
+from chunkeval.gate.baselines import Baseline, Record, check_same_retriever
+from chunkeval.gate.verdict import Tolerance, compare
+from chunkeval.results import BaselineEntry
 
 pytestmark = pytest.mark.corpus
 
@@ -67,8 +70,10 @@ def test_recall(english, strategy, retriever, query_set):
     qs = ev.query_set(query_set)
     result = ev.result(strategy, retriever, query_set)
     if update:
-        baseline.record(corpus_summary(ev.corpus), ev.settings.to_json(),
-                        {qs.name: {"fingerprint": qs.fingerprint}}, result)
+        entry = BaselineEntry.from_result(result, ev.settings.complete_at)
+        baseline.record(Record(strategy, retriever, qs.name, entry,
+                               corpus_summary(ev.corpus).to_json(), ev.settings.to_json(),
+                               qs.fingerprint))
         return
     what = f"debian-en {strategy} {retriever} {query_set}"
     entry = baseline.entry(strategy, retriever, qs.name)
@@ -76,8 +81,8 @@ def test_recall(english, strategy, retriever, query_set):
         pytest.fail(f"no baseline entry for {what} in {BASELINE}: run `pytest "
                     "--update-baselines`", pytrace=False)
     try:
-        baseline.check_comparable(corpus_summary(ev.corpus), ev.settings.to_json(), qs.name,
-                                  qs.fingerprint)
+        baseline.check_comparable(corpus_summary(ev.corpus).to_json(), ev.settings.to_json(),
+                                  qs.name, qs.fingerprint)
         check_same_retriever(result, entry, str(BASELINE))
     except BaselineError as e:
         pytest.fail(str(e), pytrace=False)

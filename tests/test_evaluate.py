@@ -5,29 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from chunkeval.evaluate import Evaluation, Settings, _merge_into_parents
+from chunkeval.evaluate import Evaluation, _merge_into_parents
+from chunkeval.executors import ProcessPool
 from chunkeval.metrics import coverage_of
-from chunkeval.model import Corpus, Document, Part
-
-TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
-          "firewall", "mirror", "locale", "sound", "storage"]
-
-
-def _corpus() -> Corpus:
-    docs = []
-    for d in range(4):
-        title = f"Manual {d}"
-        parts = [Part("heading1", title, (title, "", ""))]
-        for t, topic in enumerate(TOPICS[d * 3:d * 3 + 3]):
-            h2 = f"Section on {topic}"
-            parts.append(Part("heading2", h2, (title, h2, "")))
-            for p in range(3):
-                parts.append(Part("paragraph", f"The {topic} step {p} of manual {d}: run the "
-                                  f"{topic} command with option {p}, check its log, and repeat "
-                                  f"until the {topic} status reads ready.", (title, h2, "")))
-        docs.append(Document.from_parts(f"m{d}.html", title, parts))
-    return Corpus("tiny", tuple(docs))
-
+from chunkeval.results import Settings
+from helpers import tiny_corpus
 
 NAMES = ["fixed-200", "recursive-200", "heading-h2", "structure-400", "lc-html-header",
          "parent-child-r200-s800"]
@@ -35,8 +17,8 @@ NAMES = ["fixed-200", "recursive-200", "heading-h2", "structure-400", "lc-html-h
 
 @pytest.fixture(scope="module")
 def results() -> tuple[Evaluation, dict]:
-    evaluation = Evaluation(_corpus(), Settings(), ["section-titles"])
-    return evaluation, evaluation.run(NAMES, ["bm25", "lsa"], progress=False)
+    evaluation = Evaluation(tiny_corpus(), Settings(), ["section-titles"])
+    return evaluation, evaluation.run(NAMES, ["bm25", "lsa"], progress=False).to_json()
 
 
 def test_every_strategy_and_retriever_has_a_result(results):
@@ -79,9 +61,10 @@ def test_parent_child_hands_each_parent_once_in_child_order():
 
 def test_parallel_run_gives_the_same_document():
     names = ["fixed-200", "heading-h2"]
-    one = Evaluation(_corpus(), Settings(), ["section-titles"]).run(names, ["bm25"], progress=False)
-    two = Evaluation(_corpus(), Settings(), ["section-titles"]).run(names, ["bm25"], progress=False,
-                                                                     jobs=2)
+    one = Evaluation(tiny_corpus(), Settings(), ["section-titles"]).run(
+        names, ["bm25"], progress=False).to_json()
+    two = Evaluation(tiny_corpus(), Settings(), ["section-titles"]).run(
+        names, ["bm25"], progress=False, executor=ProcessPool(2)).to_json()
     for doc in (one, two):
         for r in doc["results"]:
             r.pop("seconds")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from chunkeval.cli import main
-from tests.pages import corpus_pages
+from helpers import corpus_pages
 
 pytestmark = pytest.mark.distributed
 
@@ -18,12 +18,7 @@ def without_timings(doc: dict) -> dict:
                                for r in doc["results"]]}
 
 
-def test_ray_cluster_gives_the_process_pool_results(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in corpus_pages(24).items():
-        (docs / name).write_text(text, encoding="utf-8")
+def test_ray_cluster_gives_the_process_pool_results(docs, tmp_path, capsys):
     # both evaluate: with the result cache, the second run would only read the first's results
     common = ["--corpus", str(docs), "--strategies", STRATEGIES, "--retrievers", "bm25,lsa,hybrid",
               "--jobs", "2", "--no-result-cache"]

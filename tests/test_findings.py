@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chunkeval.findings import Finding, findings, paired_difference
-from test_report import make_results, rows_of
+from chunkeval.errors import UnknownName
+from chunkeval.report.findings import Finding, findings, paired_difference
+from helpers import make_results, rows_of, typed
 
 
 def by_name(doc: dict, query_set: str | None = None) -> dict[str, Finding]:
-    return {f.name: f for f in findings(doc, query_set)}
+    return {f.name: f for f in findings(typed(doc), query_set)}
 
 
 def set_budget(doc: dict, strategy: str, value: float) -> None:
@@ -189,12 +190,12 @@ def test_query_set_choice():
     assert by_name(doc)["budget-reverses-order"].holds is True  # the first set by default
     f = by_name(doc, "section-titles")["budget-reverses-order"]
     assert f.holds is False and "section-titles" in f.summary
-    with pytest.raises(ValueError, match="unknown query set 'nope'"):
-        findings(doc, "nope")
+    with pytest.raises(UnknownName, match="unknown query set 'nope'"):
+        findings(typed(doc), "nope")
 
 
 def test_empty_document():
-    got = findings({"results": []})
+    got = findings(typed(make_results(strategies={})))
     assert len(got) == 4 and all(f.holds is None for f in got)
 
 

@@ -9,33 +9,16 @@ import pytest
 from chunkeval.cli import main
 from chunkeval.corpus import load_corpus
 from chunkeval.metrics import chunk_stats, coverage_of, length_function, score
-from chunkeval.model import Chunk, InputError, Query, QuerySet
+from chunkeval.model import Chunk, Query, QuerySet
+from chunkeval.errors import ConfigError, ContractError, InputError
 from chunkeval.queries import build_query_set
 
-TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
-          "firewall", "mirror", "locale", "sound", "storage"]
-
-
-def write_corpus(root):
-    (root / "guide").mkdir(parents=True)
-    for d in range(4):
-        out = [f"# Part {d}\n"]
-        for t in TOPICS[d * 3:d * 3 + 3]:
-            out.append(f"## Working with {t}\n")
-            out += [f"To handle {t} in step {p}, open the {t} panel, choose option {p}\n"
-                    f"and confirm; the {t} log then shows the new state.\n" for p in range(3)]
-            out.append(f"| name | value |\n|---|---|\n| {t} | {d} |\n")
-            out.append(f"```\n{t} --check\n\n{t} --apply\n```\n")
-        (root / "guide" / f"part{d}.md").write_text("\n".join(out), encoding="utf-8")
+@pytest.fixture
+def corpus_dir(manuals):
+    root = manuals(markdown=True, folder="guide", code=True)
     (root / "notes.txt").write_text("Plain notes about the mirror.\n\nA second note about "
                                     "sound cards and their drivers.\n", encoding="utf-8")
     return root
-
-
-@pytest.fixture
-def corpus_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    return write_corpus(tmp_path / "docs")
 
 
 def span_of(text, needle):
@@ -150,13 +133,13 @@ def test_length_function_specs(tmp_path, monkeypatch):
         "NOT_CALLABLE = 3\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))  # undone after the test
     assert length_function("wordcount11:words")("a b  c") == 3
-    with pytest.raises(ValueError, match="must return an int"):
+    with pytest.raises(ContractError, match="must return an int"):
         length_function("wordcount11:bad")("a b")
     for spec, message in [("words", "expected 'chars' or 'module:attribute'"),
                           ("no_such_module_11:f", "cannot import"),
                           ("wordcount11:nope", "has no attribute"),
                           ("wordcount11:NOT_CALLABLE", "not callable")]:
-        with pytest.raises(ValueError, match=message):
+        with pytest.raises(ConfigError, match=message):
             length_function(spec)
 
 
@@ -172,8 +155,8 @@ def test_budget_and_chunk_stats_use_the_length():
     by_chars = score(qs, chunks, np.array([[0, 1]]), k=1, budget=7, budgets=(2, 7))
     assert [r[3] for r in by_chars.retrieved[0]] == [7]
     assert 0 < by_chars.budget_coverage[0] < 1.0
-    assert chunk_stats(chunks, words)["max_len"] == 5
-    assert chunk_stats(chunks)["max_len"] == len(chunks[1].text)
+    assert chunk_stats(chunks, words).max_len == 5
+    assert chunk_stats(chunks).max_len == len(chunks[1].text)
 
 
 # --- a run on Markdown, recomputed -----------------------------------------------------------

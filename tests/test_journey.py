@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pages import corpus_pages
+from helpers import corpus_pages
 
 PARAPACK = '''\
 """The team's splitter: whole blocks packed into chunks of at most SIZE characters."""

@@ -130,11 +130,11 @@ def test_summary_means_and_standard_errors():
     summary = s.summary()
     assert set(summary) == {"recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k",
                             "precision", "iou", "mrr_at_k", "ndcg_at_k"}
-    assert summary["recall_at_k"] == {"value": 0.5, "se": pytest.approx(0.5)}
-    assert summary["doc_hit_at_k"]["value"] == 0.5
-    assert s.curve_summary()[2000]["value"] == 0.5
+    assert summary["recall_at_k"].to_json() == {"value": 0.5, "se": pytest.approx(0.5)}
+    assert summary["doc_hit_at_k"].value == 0.5
+    assert s.curve_summary()[2000].value == 0.5
     rows = s.per_query()
-    assert rows[0] == {"id": "q0", "coverage": 1.0, "budget_coverage": 1.0, "doc_hit": True,
+    assert rows[0].to_json() == {"id": "q0", "coverage": 1.0, "budget_coverage": 1.0, "doc_hit": True,
                        "rr": 1.0, "ndcg": 1.0, "retrieved": [["a", 0, 16, 16]]}
 
 
@@ -163,24 +163,25 @@ def test_cut_rate():
     chunks = [Chunk("a", 0, table.end, ""), Chunk("a", table.end, pre.start + 3, ""),
               Chunk("a", pre.start + 3, last.end, ""),
               Chunk("b", table.start + 1, table.start + 2, "")]  # another document
-    assert cut_rate([doc], chunks) == {"value": 0.5, "blocks": 2, "cut": 1}
+    assert cut_rate([doc], chunks).to_json() == {"value": 0.5, "blocks": 2, "cut": 1}
     whole = [Chunk("a", 0, doc.blocks[0].end, ""), Chunk("a", table.start, last.end, "")]
-    assert cut_rate([doc], whole)["cut"] == 0
-    assert cut_rate([doc], [Chunk("a", table.start + 1, pre.end - 1, "")])["cut"] == 2
-    assert cut_rate([], chunks) == {"value": 0.0, "blocks": 0, "cut": 0}
+    assert cut_rate([doc], whole).cut == 0
+    assert cut_rate([doc], [Chunk("a", table.start + 1, pre.end - 1, "")]).cut == 2
+    assert cut_rate([], chunks).to_json() == {"value": 0.0, "blocks": 0, "cut": 0}
 
 
 def test_overlap_stats():
     chunks = [Chunk("a", 200, 300, ""), Chunk("a", 0, 100, ""), Chunk("a", 90, 200, ""),
               Chunk("b", 30, 80, ""), Chunk("b", 0, 50, "")]
     # a: (0,100) (90,200) (200,300) -> 10, 0; b: (0,50) (30,80) -> 20
-    assert overlap_stats(chunks) == {"boundaries": 3, "zero": 1, "mean": 10.0, "max": 20}
-    assert overlap_stats([]) == {"boundaries": 0, "zero": 0, "mean": 0.0, "max": 0}
+    assert overlap_stats(chunks).to_json() == {"boundaries": 3, "zero": 1, "mean": 10.0,
+                                               "max": 20}
+    assert overlap_stats([]).to_json() == {"boundaries": 0, "zero": 0, "mean": 0.0, "max": 0}
 
 
 def test_chunk_stats():
     chunks = [chunk("a", "x" * 10), chunk("a", "y" * 40, start=10), chunk("b", "z" * 29)]
-    stats = chunk_stats(chunks)
+    stats = chunk_stats(chunks).to_json()
     assert stats["count"] == 3 and stats["max_len"] == 40 and stats["under_30"] == 2
     assert math.isclose(stats["mean_len"], 79 / 3)
     assert stats["overlap"] == {"boundaries": 1, "zero": 1, "mean": 0.0, "max": 0}

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkeval.model import BLOCK_KINDS, BLOCK_SEP, TABLE_CELL_SEP, InputError
-from chunkeval.parse import DEFAULT_DROP, css_to_xpath, decode_html, normalize, parse_html
+from chunkeval.model import BLOCK_KINDS, BLOCK_SEP, TABLE_CELL_SEP
+from chunkeval.errors import InputError
+from chunkeval.corpus.html import DEFAULT_DROP, css_to_xpath, decode_html, normalize, parse_html
 
 DATA = Path(__file__).parent / "data"
 
@@ -318,7 +319,7 @@ def test_decode_reports_byte_offset():
 def _normalize_by_runs(text: str) -> str:
     """The rule of normalize() written run by run, as it was first implemented."""
     import re
-    from chunkeval.parse import _CJK_RE, _WS_RE, BREAK
+    from chunkeval.corpus.html import _CJK_RE, _WS_RE, BREAK
 
     def join(m: re.Match) -> str:
         i, j, run = m.start(), m.end(), m.group()

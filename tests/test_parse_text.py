@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkeval.corpus import load_corpus
-from chunkeval.model import Document, InputError
-from chunkeval.parse_text import parse_markdown, parse_plain
+from chunkeval.model import Document
+from chunkeval.errors import InputError
+from chunkeval.corpus.markdown import parse_markdown, parse_plain
 from chunkeval.queries import build_query_set
 
 DOC = """---

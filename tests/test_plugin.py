@@ -21,8 +21,10 @@ import pytest
 # inner run imported, and numpy's C extensions cannot be imported a second time.
 import chunkeval.corpus  # noqa: F401
 import chunkeval.evaluate  # noqa: F401
-from chunkeval import baselines, strategies
-from chunkeval.baselines import Baseline
+from chunkeval import strategies
+from chunkeval.gate import baselines
+from chunkeval.gate.baselines import Baseline
+from chunkeval.results import BaselineEntry
 
 pytest_plugins = ["pytester"]
 
@@ -35,7 +37,7 @@ METRIC_STRATEGIES = "mywin,fixed-400,structure-400"
 
 # -- the throwaway project ---------------------------------------------------------------
 
-from pages import corpus_pages  # noqa: E402
+from helpers import corpus_pages  # noqa: E402
 
 
 MYMOD = '''\
@@ -399,10 +401,13 @@ def test_update_baselines_twice_gives_the_same_bytes(project):
 @pytest.mark.parametrize("failing", ["fsync", "replace"])
 def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatch, failing):
     path = tmp_path / "baselines" / "c.json"
-    entry = {"metrics": dict.fromkeys(baselines.METRICS, 0.5), "cut_rate": 0.0, "chunks": 1,
-             "per_query": {"coverage": [0.5], "budget_coverage": [0.5], "doc_hit": [1]}}
+    entry = BaselineEntry(metrics=dict.fromkeys(("recall_at_k", "budget_recall",
+                                                 "complete_rate", "doc_hit_at_k"), 0.5),
+                          cut_rate=0.0, chunks=1, per_query={"coverage": [0.5],
+                                                             "budget_coverage": [0.5],
+                                                             "doc_hit": [1]})
     old = Baseline(path, {"schema": 1, "corpus": {"name": "c", "fingerprint": "f"},
-                          "settings": {}, "query_sets": {}, "entries": {"a|bm25|q": entry}})
+                          "settings": {}, "query_sets": {}}, {"a|bm25|q": entry})
     old.save()
     before = path.read_bytes()
 
@@ -411,7 +416,7 @@ def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatc
 
     monkeypatch.setattr(os, failing, crash)
     new = Baseline.load(path)
-    new.data["entries"]["b|bm25|q"] = {"cut_rate": 0.5}
+    new.entries["b|bm25|q"] = entry
     with pytest.raises(OSError, match="No space left"):
         new.save()
     monkeypatch.undo()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkeval.model import Corpus, Document, InputError, Part
+from chunkeval.model import Corpus, Document, Part
+from chunkeval.errors import InputError
 from chunkeval.queries import (BUILDERS, build_query_set, default_query_sets, is_question,
                                normalize, query_leaks, strip_number)
 
@@ -441,7 +442,7 @@ def test_jsonl_sampling(tmp_path):
 # --- through the HTML parser -----------------------------------------------------------
 
 def parsed(name: str) -> Document:
-    parse = pytest.importorskip("chunkeval.parse")
+    parse = pytest.importorskip("chunkeval.corpus.html")
     document, _problems = parse.parse_html((DATA / name).read_bytes(), name, path=DATA / name)
     return document
 
@@ -499,7 +500,7 @@ def test_the_trie_scrubber_cuts_what_an_alternation_of_the_questions_cuts():
     import random
     import re
 
-    from chunkeval.queries import _scrubber
+    from chunkeval.queries.builders import _scrubber
     rng = random.Random(3)
     words = ["どう", "すれば", "pool", "pool dir", "か?", "a", "ab", "abc"]
     for _ in range(300):

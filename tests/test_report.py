@@ -8,77 +8,15 @@ import re
 import pytest
 
 from chunkeval import report
-
-BUDGETS = (500, 1000, 1500, 2000, 3000, 4000)
-
-# strategy: family, mean length, chunk count, cut rate, Recall@5, budget recall
-STRATEGIES = {
-    "fixed-200": ("fixed", 200, 3440, 0.80, 0.213, 0.373),
-    "fixed-400": ("fixed", 400, 1720, 0.71, 0.301, 0.353),
-    "fixed-400-ov200": ("fixed", 400, 3430, 0.72, 0.290, 0.322),
-    "fixed-1600": ("fixed", 1600, 430, 0.40, 0.441, 0.180),
-    "recursive-400-ov40": ("recursive", 284, 2254, 0.52, 0.310, 0.362),
-    "structure-800": ("structure", 612, 1120, 0.07, 0.402, 0.301),
-}
-
-
-def make_results(strategies: dict = STRATEGIES, *, retrievers=("bm25", "lsa", "hybrid"),
-                 query_sets: dict[str, int] | None = None, overlap: dict | None = None) -> dict:
-    """A results document with the given numbers; per-query values average to them."""
-    query_sets = query_sets or {"faq-headings": 20}
-    overlap = overlap or {"boundaries": 84, "zero": 71, "mean": 3.6, "max": 37}
-    rows = []
-    for qs, n in query_sets.items():
-        for name, (family, mean_len, count, cut, recall, budget) in strategies.items():
-            for j, ret in enumerate(retrievers):
-                r, b = recall - 0.01 * j, budget - 0.01 * j
-                # Alternating +-0.1 around the mean keeps the mean exact for even n.
-                cov = [min(1.0, max(0.0, r + (0.1 if i % 2 else -0.1))) for i in range(n)]
-                bcov = [min(1.0, max(0.0, b + (0.1 if i % 2 else -0.1))) for i in range(n)]
-                rows.append({
-                    "strategy": name, "retriever": ret, "query_set": qs,
-                    "metrics": {
-                        "recall_at_k": {"value": r, "se": 0.034},
-                        "budget_recall": {"value": b, "se": 0.014},
-                        "complete_rate": {"value": 0.23, "se": 0.02},
-                        "doc_hit_at_k": {"value": 0.921, "se": 0.01},
-                        "precision": {"value": 0.12, "se": 0.01},
-                        "iou": {"value": 0.1, "se": 0.01},
-                        "mrr_at_k": {"value": 0.456, "se": 0.02},
-                        "ndcg_at_k": {"value": 0.321, "se": 0.02},
-                        "cut_rate": {"value": cut, "blocks": 900, "cut": round(cut * 900)}},
-                    "budget_curve": {str(x): {"value": min(1.0, b * x / 2000), "se": 0.014}
-                                     for x in BUDGETS},
-                    "chunks": {"count": count, "mean_len": mean_len, "max_len": mean_len * 2,
-                               "under_30": 3,
-                               "overlap": dict(overlap) if name.startswith("recursive") else
-                               {"boundaries": count - 48, "zero": count - 48, "mean": 0,
-                                "max": 0}},
-                    "seconds": {"split": 0.02, "index": 0.2, "search": 0.05},
-                    "per_query": [{"id": f"q{i}", "coverage": cov[i], "budget_coverage": bcov[i],
-                                   "retrieved": [["doc.html", 0, 400, 400]]} for i in range(n)],
-                })
-    return {
-        "schema": 1, "chunkeval": "0.1.0",
-        "corpus": {"name": "debian-ja", "fingerprint": "abc123", "documents": 48,
-                   "chars": 690000},
-        "settings": {"k": 5, "budget": 2000, "budgets": list(BUDGETS), "shingle": 8,
-                     "complete_at": 0.95, "seed": 0},
-        "query_sets": {qs: {"queries": n, "fingerprint": "f" + qs} for qs, n in query_sets.items()},
-        "strategies": {name: {"family": v[0], "params": {}, "slices": True}
-                       for name, v in strategies.items()},
-        "results": rows,
-    }
-
-
-def rows_of(doc: dict, strategy: str) -> list[dict]:
-    return [r for r in doc["results"] if r["strategy"] == strategy]
-
+from chunkeval.errors import InputError, UnknownName
+from chunkeval.report import html
+from chunkeval.report.svg import plot_budget_curves
+from helpers import STRATEGIES, make_results, rows_of, typed
 
 # --- terminal table ----------------------------------------------------------------------
 
 def test_table_lists_every_strategy_with_percent_and_se():
-    text = report.format_table(make_results(), width=200)
+    text = report.format_table(typed(make_results()), width=200)
     lines = text.splitlines()
     for name in STRATEGIES:
         assert any(line.startswith(name + " ") for line in lines), name
@@ -91,27 +29,33 @@ def test_table_lists_every_strategy_with_percent_and_se():
 
 
 def test_table_fits_the_width_by_stacking_retrievers():
-    text = report.format_table(make_results(), width=120)
+    text = report.format_table(typed(make_results()), width=120)
     assert max(len(line) for line in text.splitlines()) <= 120
     # Every strategy still appears once per stacked part, and every retriever is shown.
     assert sum(line.startswith("fixed-1600 ") for line in text.splitlines()) == 2
     assert "44.1±3.4" in text and "42.1±3.4" in text
 
 
-def test_table_one_query_set_and_missing_values():
-    doc = make_results(query_sets={"faq-headings": 4, "section-titles": 6})
-    del rows_of(doc, "fixed-200")[0]["metrics"]["budget_recall"]
+def test_table_of_one_query_set():
+    doc = typed(make_results(query_sets={"faq-headings": 4, "section-titles": 6}))
     text = report.format_table(doc, query_set="section-titles", width=200)
     assert "section-titles (6 queries)" in text and "faq-headings" not in text
     row = next(line for line in text.splitlines() if line.startswith("fixed-200 "))
     assert "21.3±3.4" in row
-    with pytest.raises(ValueError, match="unknown query set 'nope'"):
+    with pytest.raises(UnknownName, match="unknown query set 'nope'"):
         report.format_table(doc, query_set="nope")
+
+
+def test_a_missing_value_is_refused_when_the_document_is_read():
+    doc = make_results(query_sets={"faq-headings": 4, "section-titles": 6})
+    del rows_of(doc, "fixed-200")[0]["metrics"]["budget_recall"]
+    with pytest.raises(InputError, match=r"results\[\d+\]\.metrics\.budget_recall is missing"):
+        typed(doc)
 
 
 def test_table_aligns_wide_characters():
     strategies = {"見出し-h2": ("heading", 900, 100, 0.1, 0.4, 0.3), **STRATEGIES}
-    lines = report.format_table(make_results(strategies), width=200).splitlines()
+    lines = report.format_table(typed(make_results(strategies)), width=200).splitlines()
     wide = next(line for line in lines if line.startswith("見出し-h2"))
     plain = next(line for line in lines if line.startswith("fixed-200 "))
     # The Japanese name takes two columns per character, so the byte length differs
@@ -120,16 +64,18 @@ def test_table_aligns_wide_characters():
 
 
 def test_bad_document_is_a_clear_error():
-    with pytest.raises(ValueError, match="'results' list"):
-        report.format_table({"schema": 1})
-    with pytest.raises(ValueError, match=r"results\[0\] has no 'retriever'"):
-        report.format_table({"results": [{"strategy": "a", "query_set": "q"}]})
+    with pytest.raises(InputError, match="'results' list"):
+        typed({"schema": 1})
+    doc = make_results()
+    del doc["results"][0]["retriever"]
+    with pytest.raises(InputError, match=r"results\[0\]\.retriever is missing"):
+        typed(doc)
 
 
 # --- files -----------------------------------------------------------------------------
 
 def test_write_reports_writes_both_files(tmp_path):
-    paths = report.write_reports(make_results(), tmp_path / "out")
+    paths = report.write_reports(typed(make_results()), tmp_path / "out")
     assert set(paths) == {"markdown", "html"}
     md = paths["markdown"].read_text(encoding="utf-8")
     page = paths["html"].read_text(encoding="utf-8")
@@ -145,7 +91,7 @@ def test_write_reports_writes_both_files(tmp_path):
 
 
 def test_paired_difference_column_against_fixed_400(tmp_path):
-    md = report.write_reports(make_results(), tmp_path)["markdown"].read_text(encoding="utf-8")
+    md = report.write_reports(typed(make_results()), tmp_path)["markdown"].read_text(encoding="utf-8")
     # fixed-200 vs fixed-400 differ by exactly 2.0 points on every query: a zero-width interval.
     assert "| fixed-200 | 21.3 ± 3.4 | 37.3 ± 1.4 |" in md
     assert "-8.8 [-8.8, -8.8] | +2.0 [+2.0, +2.0] |" in md
@@ -161,7 +107,7 @@ def test_failed_write_leaves_the_old_reports(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
     with pytest.raises(OSError, match="disk full"):
-        report.write_reports(make_results(), tmp_path)
+        report.write_reports(typed(make_results()), tmp_path)
     assert (tmp_path / "report.md").read_text(encoding="utf-8") == "old md"
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == "old html"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
@@ -173,9 +119,9 @@ def test_failed_render_writes_neither_file(tmp_path, monkeypatch):
     def broken(doc, qs):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setattr(report, "plot_cut_rate", broken)
+    monkeypatch.setattr(html, "plot_cut_rate", broken)
     with pytest.raises(RuntimeError, match="plot failed"):
-        report.write_reports(make_results(), tmp_path)
+        report.write_reports(typed(make_results()), tmp_path)
     assert (tmp_path / "report.md").read_text(encoding="utf-8") == "old md"
     assert not (tmp_path / "report.html").exists()
 
@@ -183,9 +129,9 @@ def test_failed_render_writes_neither_file(tmp_path, monkeypatch):
 # --- HTML and plots ------------------------------------------------------------------------
 
 def test_html_has_three_plots_per_query_set(tmp_path):
-    one = report.render_html(make_results())
+    one = report.render_html(typed(make_results()))
     assert one.count("<svg") == 3 and one.count("</svg>") == 3
-    two = report.render_html(make_results(query_sets={"faq-headings": 4, "section-titles": 4}))
+    two = report.render_html(typed(make_results(query_sets={"faq-headings": 4, "section-titles": 4})))
     assert two.count("<svg") == 6
     for title in ("against mean chunk length", "against context budget", "Cut rate"):
         assert title in one
@@ -195,17 +141,17 @@ def test_html_has_three_plots_per_query_set(tmp_path):
 
 def test_html_escapes_strategy_names():
     strategies = {**STRATEGIES, "evil<b>&\"x": ("external", 300, 10, 0.5, 0.2, 0.2)}
-    page = report.render_html(make_results(strategies))
+    page = report.render_html(typed(make_results(strategies)))
     assert "evil<b>" not in page
     assert "evil&lt;b&gt;&amp;&quot;x" in page
-    md = report.render_markdown(make_results(strategies))
+    md = report.render_markdown(typed(make_results(strategies)))
     assert "evil<b>" not in md and "evil\\<b>" in md
 
 
 def test_html_keeps_japanese_text():
     doc = make_results(query_sets={"よくある質問": 4})
     doc["corpus"]["name"] = "デビアン"
-    page = report.render_html(doc)
+    page = report.render_html(typed(doc))
     assert "<title>chunkeval report — デビアン</title>" in page
     assert "よくある質問" in page
 
@@ -214,23 +160,21 @@ def test_plots_without_data_still_render_one_svg_each():
     doc = make_results()
     for row in doc["results"]:
         row.pop("budget_curve")
-        row["chunks"].pop("mean_len")
-        row["metrics"].pop("cut_rate")
-    page = report.render_html(doc)
+        row["chunks"]["mean_len"] = 0  # every chunk empty
+    page = report.render_html(typed(doc))
     assert page.count("<svg") == 3
-    assert "no budget curves" in page and "no cut rates" in page and "no chunk lengths" in page
+    assert "no budget curves" in page and "no chunk lengths" in page
 
 
 def test_budget_line_points_follow_the_values():
-    doc = report._Doc(make_results())
-    svg = report.plot_budget_curves(doc, "faq-headings")
+    svg = plot_budget_curves(report.View(typed(make_results())), "faq-headings")
     # Six strategies with curves in three retriever panels: one polyline each.
     assert svg.count("<polyline") == 6 * 3
 
 
 def test_the_seeds_findings_appear_only_on_the_built_in_corpus():
     doc = make_results()
-    assert "Findings of the seed" in report.render_markdown(doc)
+    assert "Findings of the seed" in report.render_markdown(typed(doc))
     doc["corpus"]["name"] = "docs"  # a team's own corpus
-    assert "Findings of the seed" not in report.render_markdown(doc)
-    assert "Findings of the seed" not in report.render_html(doc)
+    assert "Findings of the seed" not in report.render_markdown(typed(doc))
+    assert "Findings of the seed" not in report.render_html(typed(doc))

@@ -7,11 +7,14 @@ import os
 
 import pytest
 
-from chunkeval import cache, calibrate, strategies
-from chunkeval.evaluate import Evaluation, Settings
+from chunkeval import cache, strategies
+from chunkeval.evaluate import Evaluation
+from chunkeval.executors import ProcessPool
+from chunkeval.gate import calibrate
+from chunkeval.results import Settings
 from chunkeval.model import Chunk
 
-from test_evaluate import _corpus
+from helpers import tiny_corpus
 
 SPEC = "section-titles"
 # a window strategy, a parent-child one (handed parents), the LangChain one (rewritten texts)
@@ -27,8 +30,8 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def _evaluate(names=NAMES, retrievers=RETRIEVERS, settings=None, **kw) -> list[dict]:
-    evaluation = Evaluation(_corpus(), settings or Settings(), [SPEC], **kw)
-    return [evaluation.result(s, r, SPEC) for s in names for r in retrievers]
+    evaluation = Evaluation(tiny_corpus(), settings or Settings(), [SPEC], **kw)
+    return [evaluation.result(s, r, SPEC).to_json() for s in names for r in retrievers]
 
 
 def _comparable(result: dict) -> str:
@@ -63,9 +66,11 @@ def test_a_second_evaluation_reuses_every_result_and_builds_no_index(monkeypatch
 
 def test_the_document_counts_reused_and_evaluated_results():
     names = ["fixed-200", "heading-h2"]
-    one = Evaluation(_corpus(), Settings(), [SPEC]).run(names, ["bm25"], progress=False)
+    one = Evaluation(tiny_corpus(), Settings(), [SPEC]).run(names, ["bm25"],
+                                                            progress=False).to_json()
     assert one["result_cache"] == {"enabled": True, "reused": 0, "evaluated": 2}
-    two = Evaluation(_corpus(), Settings(), [SPEC]).run(names, ["bm25"], progress=False, jobs=2)
+    two = Evaluation(tiny_corpus(), Settings(), [SPEC]).run(
+        names, ["bm25"], progress=False, executor=ProcessPool(2)).to_json()
     assert two["result_cache"] == {"enabled": True, "reused": 2, "evaluated": 0}
     assert [_comparable(r) for r in two["results"]] == [_comparable(r) for r in one["results"]]
 
@@ -133,10 +138,10 @@ def test_off_reads_and_writes_nothing(monkeypatch):
     assert not cache.results_root().exists()
     _evaluate(["fixed-200"], ["bm25"])  # stored now
     before = {p: p.stat().st_mtime_ns for p in _stored()}
-    off = Evaluation(_corpus(), Settings(), [SPEC], result_cache=False)
-    assert not off.result("fixed-200", "bm25", SPEC)["reused"]
-    assert off.document([off.result("fixed-200", "bm25", SPEC)], ["fixed-200"])[
-        "result_cache"] == {"enabled": False, "reused": 0, "evaluated": 1}
+    off = Evaluation(tiny_corpus(), Settings(), [SPEC], result_cache=False)
+    assert not off.result("fixed-200", "bm25", SPEC).reused
+    assert off.document([off.result("fixed-200", "bm25", SPEC)], ["fixed-200"]).result_cache \
+        == {"enabled": False, "reused": 0, "evaluated": 1}
     assert {p: p.stat().st_mtime_ns for p in _stored()} == before  # not even touched
 
 
@@ -184,7 +189,7 @@ def test_concurrent_writers_of_the_same_entries_leave_valid_files(cache_dir):
 
 
 def test_calibration_variants_are_not_stored():
-    evaluation = Evaluation(_corpus(), Settings(), [SPEC])
+    evaluation = Evaluation(tiny_corpus(), Settings(), [SPEC])
     calibrate.run_trials(evaluation, "fixed-200", ["bm25"], trials=3, drops=[0.5],
                          drop_trials=2, progress=False)
     [path] = _stored()  # the calibrated strategy's own result only
@@ -198,16 +203,37 @@ def test_the_code_digest_covers_every_module_a_result_is_computed_by():
     from pathlib import Path
 
     from chunkeval import evaluate
-    # __version__ is in the key itself
-    covered_otherwise = {"strategies", "queries", "progress", "shard", "__version__"}
     package = Path(evaluate.__file__).parent
-    for name in evaluate.RESULT_MODULES:
-        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                used = [node.module] if node.module else [a.name for a in node.names]
-                for module in used:
-                    module = module.split(".")[0]
-                    assert module in evaluate.RESULT_MODULES or module in covered_otherwise, (
-                        f"{name}.py imports .{module}, which the result cache's code digest "
-                        f"does not cover")
+    covered = {p for pattern in evaluate.RESULT_MODULES for p in package.glob(pattern)}
+    # the package face holds __version__, which is in the key itself; the rest run tasks,
+    # load the project's modules (whose source is in the key), or are hashed as chunks and
+    # query-set fingerprints
+    otherwise = {"__init__.py", "strategies", "queries", "progress.py", "shard.py",
+                 "executors.py", "errors.py", "outside.py"}
+
+    def target(path: Path, node: ast.ImportFrom) -> list[Path]:
+        base = path.parent
+        for _ in range(node.level - 1):
+            base = base.parent
+        names = [node.module] if node.module else [a.name for a in node.names]
+        out = []
+        for name in names:
+            where = base.joinpath(*name.split("."))
+            if where.with_suffix(".py").is_file():
+                out.append(where.with_suffix(".py"))
+            elif (where / "__init__.py").is_file():
+                out.append(where / "__init__.py")
+            else:  # a name the package itself defines
+                out.append(base / "__init__.py")
+        return out
+
+    assert covered
+    for path in sorted(covered):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                for module in target(path, node):
+                    rel = module.relative_to(package)
+                    assert module in covered or rel.parts[0] in otherwise \
+                        or rel.as_posix() in otherwise, (
+                            f"{path.relative_to(package)} imports {rel}, which the result "
+                            "cache's code digest does not cover")

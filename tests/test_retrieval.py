@@ -6,9 +6,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from chunkeval import retrieval
-from chunkeval.retrieval import (BM25Index, HybridIndex, LSAIndex, build_index,
-                                 fit_bigrams, top_k)
+from chunkeval.errors import UnknownName
+from chunkeval.retrieval import build_index, ranking
+from chunkeval.retrieval.analyzers import fit_bigrams
+from chunkeval.retrieval.hybrid import HybridIndex
+from chunkeval.retrieval.lexical import BM25Index, LSAIndex
+from chunkeval.retrieval.ranking import top_k
 
 LEXICAL = ("bm25", "lsa", "hybrid")
 
@@ -134,7 +137,7 @@ def test_shapes_padding_and_empty(retriever):
 
 
 def test_unknown_retriever_names_the_known_ones():
-    with pytest.raises(ValueError, match="bm25, lsa, hybrid"):
+    with pytest.raises(UnknownName, match="bm25, lsa, hybrid"):
         build_index("dense", CORPUS)
 
 
@@ -142,7 +145,7 @@ def test_batches_give_the_same_ranking(monkeypatch):
     queries = [CORPUS[i][:30] for i in range(0, 300, 11)]
     whole = build_index("bm25", CORPUS).search(queries, 10)
     lsa_whole = build_index("lsa", CORPUS).search(queries, 10)
-    monkeypatch.setattr(retrieval, "_BATCH_CELLS", 700)  # two queries a batch
+    monkeypatch.setattr(ranking, "_BATCH_CELLS", 700)  # two queries a batch
     assert (build_index("bm25", CORPUS).search(queries, 10) == whole).all()
     assert (build_index("lsa", CORPUS).search(queries, 10) == lsa_whole).all()
 
@@ -186,7 +189,7 @@ def test_lsa_components_span_truncatedsvds_subspace(shape):
     the same subspace, so the same top singular vectors up to sign and rounding."""
     from sklearn.decomposition import TruncatedSVD
 
-    from chunkeval.retrieval import lsa_components
+    from chunkeval.retrieval.lexical import lsa_components
     rng = np.random.default_rng(0)
     low_rank = rng.random((shape[0], 12)) @ rng.random((12, shape[1]))
     x = sp.csr_matrix(np.where(rng.random(shape) < 0.2, low_rank, 0), dtype=np.float32)
@@ -317,7 +320,7 @@ def test_hybrid_equals_fusing_each_query_alone(n):
 def test_orthonormal_basis_spans_the_columns(dtype):
     """Cholesky QR twice, as LSA's range finder ends: an orthonormal basis of y's columns,
     as Householder QR gives, and Householder QR itself when y's columns are dependent."""
-    from chunkeval.retrieval import _orthonormal
+    from chunkeval.retrieval.lexical import _orthonormal
     rng = np.random.default_rng(0)
     u, _ = np.linalg.qr(rng.normal(size=(2000, 40)))
     v, _ = np.linalg.qr(rng.normal(size=(40, 40)))

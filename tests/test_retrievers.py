@@ -4,14 +4,21 @@ analyzers and the `use` model on real sentences."""
 import json
 import shutil
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from chunkeval import analyzers, embeddings, retrieval
-from chunkeval.baselines import BaselineError, check_same_retriever, entry_from_result
+from chunkeval import retrieval
+from chunkeval.errors import BaselineError, ConfigError, ContractError, UnknownName
+from chunkeval.gate.baselines import check_same_retriever
+from chunkeval.results import BaselineEntry
+from chunkeval.retrieval import analyzers
+from chunkeval.retrieval import embedding as embeddings
+from chunkeval.retrieval.lexical import BM25Index
+from helpers import a_result
 from chunkeval.cli import main
-from chunkeval.embeddings import EmbeddingCache
+from chunkeval.retrieval.embedding import EmbeddingCache
 
 # A small deterministic embedding function: letter counts, so a text is closest to itself.
 MYEMBED = '''\
@@ -36,12 +43,6 @@ embed.version = "{version}"
 TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing"]
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
 
 
 @pytest.fixture
@@ -70,14 +71,14 @@ def test_builtins_are_registered_and_unknown_names_list_them():
     assert {"bm25", "lsa", "hybrid", "use", "hybrid-use"} <= set(retrieval.names(all=True))
     assert retrieval.get("hybrid-use").fuses == ("bm25", "use")
     assert retrieval.get("hybrid-use").full_version == f"1(1+{retrieval.get('use').version})"
-    with pytest.raises(ValueError, match="unknown retriever 'dense'; known: bm25, lsa"):
+    with pytest.raises(UnknownName, match="unknown retriever 'dense'; known: bm25, lsa"):
         retrieval.get("dense")
 
 
 def test_a_retriever_has_exactly_one_shape():
-    with pytest.raises(ValueError, match="exactly one of embed, build or fuses"):
+    with pytest.raises(ConfigError, match="exactly one of embed, build or fuses"):
         retrieval.Retriever("x", "1")
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ConfigError, match="exactly one"):
         retrieval.Retriever("x", "1", embed=lambda t: t, fuses=("bm25", "lsa"))
 
 
@@ -95,27 +96,28 @@ def test_a_build_retriever_gets_its_own_index_and_a_bad_one_is_named():
     r = retrieval.Retriever("reversed", "2", build=Reversed)
     assert retrieval.build_index(r, ["a", "b", "c"]).search(["q"], 2).tolist() == [[2, 1]]
     bad = retrieval.Retriever("bad", "1", build=lambda texts: object())
-    with pytest.raises(ValueError, match="retriever 'bad': build\\(\\) returned object"):
+    with pytest.raises(ContractError, match="retriever 'bad': build\\(\\) returned object"):
         retrieval.build_index(bad, ["a"])
 
 
 def test_outside_retrievers_import_from_the_project_folder(outside):
     from chunkeval import config
-    cfg = config.load(command_line={"outside_retrievers": ["mymod:embed"]})
-    assert cfg.register_retrievers() == {"mymod:embed": ["letters"]}
+    from chunkeval.session import Session
+    session = Session(config.load(command_line={"outside_retrievers": ["mymod:embed"]}))
+    assert session.retrievers == {"mymod:embed": ["letters"]}
     r = retrieval.get("letters")
     assert (r.name, r.version) == ("letters", "1")
     texts = ["apt install", "zzz", "backup the disk"]
     assert retrieval.build_index("letters", texts).search(["backup disk"], 1).tolist() == [[2]]
-    with pytest.raises(retrieval.RetrieverError, match="has no attribute 'nope'"):
+    with pytest.raises(ConfigError, match="has no attribute 'nope'"):
         retrieval.load_retriever("mymod:nope")
-    with pytest.raises(retrieval.RetrieverError, match="expected 'module:attribute'"):
+    with pytest.raises(ConfigError, match="expected 'module:attribute'"):
         retrieval.load_retriever("mymod")
 
 
 def test_a_bad_embedding_shape_is_a_clear_error(cache_dir):
     cache = EmbeddingCache("broken", "1")
-    with pytest.raises(ValueError, match=r"shape \(2,\) for 2 texts"):
+    with pytest.raises(ContractError, match=r"shape \(2,\) for 2 texts"):
         cache.embed(["a", "b"], lambda texts: np.zeros(len(texts)))
 
 
@@ -210,7 +212,7 @@ def test_cli_bad_retriever_is_a_message(outside, capsys):
     assert _run(outside, outside / "o", "--retriever", "nomod:embed") == 2
     assert "cannot import 'nomod'" in capsys.readouterr().err
     assert _run(outside, outside / "o", "--retrievers", "dense") == 2
-    assert "unknown retriever: dense" in capsys.readouterr().err
+    assert "unknown retriever 'dense'" in capsys.readouterr().err
     assert _run(outside, outside / "o", "--analyzer", "trigram") == 2
     assert "unknown analyzer 'trigram'" in capsys.readouterr().err
 
@@ -242,14 +244,12 @@ def test_pytest_registers_an_outside_retriever(outside, pytester, monkeypatch):
 
 
 def test_baselines_refuse_another_analyzer():
-    result = {"retriever": "bm25", "retriever_version": "1", "analyzer": "char2",
-              "metrics": {"cut_rate": {"value": 0.0}}, "chunks": {"count": 1},
-              "per_query": [{"coverage": 1.0, "budget_coverage": 1.0, "doc_hit": True}]}
-    entry = entry_from_result(result, 0.8)
-    assert entry["analyzer"] == "char2"
+    result = a_result([1.0], retriever_version="1", analyzer="char2")
+    entry = BaselineEntry.from_result(result, 0.8)
+    assert entry.analyzer == "char2"
     check_same_retriever(result, entry, "b.json")
     with pytest.raises(BaselineError, match="b.json: .*analyzer 'char2', this run has 'word'"):
-        check_same_retriever(result | {"analyzer": "word"}, entry, "b.json")
+        check_same_retriever(replace(result, analyzer="word"), entry, "b.json")
 
 
 # -- analyzers -----------------------------------------------------------------------------
@@ -258,7 +258,7 @@ def test_the_analyzer_follows_the_language():
     assert analyzers.resolve("auto", ["パッケージを更新する方法は次のとおりです。"]) == "char2"
     assert analyzers.resolve("auto", ["How do I upgrade my packages?"]) == "word+stem"
     assert analyzers.resolve("word", ["日本語"]) == "word"
-    with pytest.raises(ValueError, match="unknown analyzer 'x'; known: auto, char2"):
+    with pytest.raises(UnknownName, match="unknown analyzer 'x'; known: auto, char2"):
         analyzers.resolve("x", [])
 
 
@@ -282,7 +282,7 @@ def test_word_analyzers_lowercase_and_stem():
     # stemming lets "upgrade" meet "Upgrading"; plain words do not
     assert retrieval.build_index("bm25", texts, analyzer="word+stem").search(
         ["upgrade"], 1).tolist() == [[0]]
-    assert retrieval.BM25Index(texts, analyzer="word").scores(["upgrade"]).max() == 0
+    assert BM25Index(texts, analyzer="word").scores(["upgrade"]).max() == 0
 
 
 # -- the use model -------------------------------------------------------------------------

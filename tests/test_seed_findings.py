@@ -3,7 +3,7 @@ outside the noise there; the report covers the rest, agreeing or not)."""
 
 import pytest
 
-from chunkeval.findings import findings
+from chunkeval.report.findings import findings
 
 pytestmark = pytest.mark.corpus
 

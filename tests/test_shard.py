@@ -7,20 +7,10 @@ import pytest
 
 from chunkeval import shard
 from chunkeval.cli import main
-from chunkeval.model import InputError
-from tests.pages import corpus_pages
+from chunkeval.errors import ConfigError, InputError
+from chunkeval.session import read_results
 
 STRATEGIES = "fixed-200,fixed-800,recursive-400-ov40,structure-400,heading-h2,parent-child-r200-s800"
-
-
-@pytest.fixture
-def docs(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    root = tmp_path / "docs"
-    root.mkdir()
-    for name, text in corpus_pages(24).items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
 
 
 def without_timings(doc: dict) -> dict:
@@ -34,7 +24,7 @@ def without_timings(doc: dict) -> dict:
 def test_parse_accepts_i_of_n_and_rejects_the_rest():
     assert shard.parse("2/3") == shard.Shard(2, 3)
     for bad in ("0/2", "3/2", "1", "a/b", "1/0", ""):
-        with pytest.raises(ValueError, match="--shard"):
+        with pytest.raises(ConfigError, match="--shard"):
             shard.parse(bad)
 
 
@@ -106,5 +96,5 @@ def test_a_bad_shard_setting_names_where_it_was_given(docs, tmp_path, capsys):
 def test_timings_from_a_file_that_is_not_results_name_it(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text('{"rows": []}')
-    with pytest.raises(InputError, match="notes.json.*not a chunkeval results.json"):
-        shard.measured_seconds(bad)
+    with pytest.raises(InputError, match="notes.json.*not a chunkeval results document"):
+        read_results(bad)

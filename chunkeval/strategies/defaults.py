@@ -1,4 +1,6 @@
-"""Registers the default strategy matrix (SPEC section 5) under stable names."""
+"""The default strategy matrix (SPEC section 5) under stable names, and the strategies the
+rest of chunkeval names: the yardstick gated next to a project's own splitters, and the
+few that the costly retrievers run on by default."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from .headings import headings
 from .langchain_html import lc_html_header, lc_html_semantic
 from .parent_child import parent_child
 from .recursive import recursive
-from .registry import register
 from .structure import structure
 
 DEFAULTS = [
@@ -21,5 +22,10 @@ DEFAULTS = [
     parent_child(recursive(200), structure(800)),
 ]
 
-for _strategy in DEFAULTS:
-    register(_strategy, replace=True)
+# Gated next to a project's own splitters on its corpus, as a yardstick: plain windows and
+# structure-aware packing bracket the usual choice. The first is the reference the reports'
+# paired differences are taken against.
+REFERENCE = ("fixed-400", "structure-400")
+# The strategies a costly retriever (an encoder) runs on when no retrievers are named: the
+# plain, the recursive and the structure-aware family at their usual size.
+FEW = ("fixed-400", "structure-400+prefix", "recursive-400-ov40")

@@ -197,7 +197,6 @@ def lc_html_header() -> Strategy:
 
 
 def lc_html_semantic(size: int = SEMANTIC_SIZE) -> Strategy:
-    semantic_splitter(size)  # fail at definition time if LangChain lacks it
     return Strategy("lc-html-semantic", "langchain-html", lambda doc: lc_semantic_chunks(doc, size),
                     {"headers": "h2,h3", "max_chunk_size": size, "preserved": PRESERVED,
                      "drops": list(SEMANTIC_DROPS)}, slices=False)

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from langchain_text_splitters import RecursiveCharacterTextSplitter
-
-from ..analyzers import is_cjk
 from ..model import Chunk, Document
+from .fixed import check_sizes
 from .registry import Strategy
 
 # Separators by the document's script: CJK text has no spaces between words, so it breaks
@@ -29,14 +27,16 @@ SEPARATORS = CJK_SEPARATORS  # the default before languages were told apart
 
 
 def separators_for(text: str) -> list[str]:
+    # The analyzers' language rule, imported on use: splitting needs no retrieval code.
+    from ..retrieval.analyzers import is_cjk
     return CJK_SEPARATORS if is_cjk([text]) else SPACE_SEPARATORS
 
 Span = tuple[int, int]
 
 
 @lru_cache(maxsize=None)
-def splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = tuple(SEPARATORS)
-             ) -> RecursiveCharacterTextSplitter:
+def splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = tuple(SEPARATORS)):
+    from langchain_text_splitters import RecursiveCharacterTextSplitter  # imported on use
     # LangChain raises the clear ValueError itself when overlap > size.
     return RecursiveCharacterTextSplitter(separators=list(separators), keep_separator="end",
                                           chunk_size=size, chunk_overlap=overlap,
@@ -162,7 +162,7 @@ def recursive_chunks(doc: Document, size: int, overlap: int = 0) -> list[Chunk]:
 
 
 def recursive(size: int, overlap: int = 0) -> Strategy:
-    splitter(size, overlap)  # fail at definition time on bad settings
+    check_sizes(size, overlap)  # fail at definition time on bad settings, as LangChain would
     name = f"recursive-{size}" + (f"-ov{overlap}" if overlap else "")
     return Strategy(name, "recursive", lambda doc: recursive_chunks(doc, size, overlap),
                     {"size": size, "overlap": overlap,

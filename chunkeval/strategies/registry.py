@@ -1,20 +1,30 @@
-"""The Strategy type and the registry that maps stable names to strategies.
+"""The Strategy type (the splitter contract) and the registry that maps stable names to it.
 
-Names are what tests, baselines and reports use, so a name never changes meaning.
-Outside splitters come in as "module:attribute" (see `load_splitter`).
+Names are what tests, baselines and reports use, so a name never changes meaning. The
+package registers the built-in matrix (defaults.py) first; outside splitters come in as
+"module:attribute" (`load_splitter`).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from .. import outside
+from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 
 
 @dataclass(frozen=True)
 class Strategy:
+    """A named splitter: `split(doc)` returns the document's chunks in order.
+
+    The contract a splitter keeps (checked by chunkeval.invariants): every chunk belongs to
+    `doc`, 0 <= start < end <= len(doc.text), chunks come in order of their offsets, and each
+    chunk's text is doc.text[start:end] unless `slices` is False (rewritten text: a repeated
+    table header, a converter's output). `params` declares the size and overlap it promises.
+    """
+
     name: str
     family: str
     split: Callable[[Document], list[Chunk]] = field(repr=False, compare=False)
@@ -38,7 +48,7 @@ _REGISTRY: dict[str, Strategy] = {}
 
 def register(strategy: Strategy, *, replace: bool = False) -> Strategy:
     if strategy.name in _REGISTRY and not replace and _REGISTRY[strategy.name] is not strategy:
-        raise ValueError(f"a strategy named {strategy.name!r} is already registered")
+        raise ConfigError(f"a strategy named {strategy.name!r} is already registered")
     _REGISTRY[strategy.name] = strategy
     return strategy
 
@@ -48,42 +58,22 @@ def unregister(name: str) -> None:
 
 
 def get(name: str) -> Strategy:
-    _ensure_defaults()
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise KeyError(f"unknown strategy {name!r}; known: {known}") from None
+        raise UnknownName("strategy", name, sorted(_REGISTRY)) from None
 
 
 def names() -> list[str]:
-    _ensure_defaults()
     return list(_REGISTRY)
 
 
-def is_builtin(name: str) -> bool:
-    """True for a strategy of the default matrix, as chunkeval ships it."""
-    from .defaults import DEFAULTS
-    strategy = get(name)
-    return any(s is strategy for s in DEFAULTS)
-
-
 def all_strategies() -> list[Strategy]:
-    _ensure_defaults()
     return list(_REGISTRY.values())
 
 
-def _ensure_defaults() -> None:
-    # Importing the package registers the default matrix exactly once.
-    from . import defaults  # noqa: F401
-
-
-class SplitterError(Exception):
-    pass
-
-
-def load_splitter(spec: str) -> list[Strategy]:
-    """Import "module:attribute" and register what it names.
+def load_splitter(spec: str, root=None) -> list[Strategy]:
+    """Import "module:attribute" (with `root` first on the path) and register what it names.
 
     The attribute may be a Strategy, an iterable of Strategies, or a plain callable
     `f(Document) -> list[Chunk]`; a plain callable is named after the attribute, takes
@@ -91,34 +81,24 @@ def load_splitter(spec: str) -> list[Strategy]:
     (default True) and its structure promise from `f.keeps_structure` (default: whether the
     family is "structure" or "prefix"). Re-loading the same spec is harmless.
     """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise SplitterError(f"{spec!r}: expected 'module:attribute'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise SplitterError(f"{spec!r}: cannot import {module_name!r} ({e})") from None
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise SplitterError(f"{spec!r}: {module_name!r} has no attribute {attr!r}") from None
+    obj: Any = outside.load(spec, "splitter", root)
+    attr = spec.partition(":")[2]
     if isinstance(obj, Strategy):
         found = [obj]
     elif callable(obj):
         family = getattr(obj, "family", "external")
+        params = getattr(obj, "params", {}) or {}
+        if not isinstance(params, dict):
+            raise ConfigError(f"splitter {spec!r}: params {params!r} is not a dict")
         found = [Strategy(name=getattr(obj, "strategy_name", attr.rsplit(".", 1)[-1]),
-                          family=family, split=obj,
-                          params=dict(getattr(obj, "params", {}) or {}),
+                          family=family, split=obj, params=dict(params),
                           slices=bool(getattr(obj, "slices", True)),
                           keeps_structure=bool(getattr(obj, "keeps_structure",
                                                        family in ("structure", "prefix"))))]
     elif isinstance(obj, Iterable) and all(isinstance(s, Strategy) for s in obj):
         found = list(obj)
     else:
-        raise SplitterError(f"{spec!r}: not a Strategy, a list of them, or a callable")
-    _ensure_defaults()
+        raise ConfigError(f"splitter {spec!r}: not a Strategy, a list of them, or a callable")
     for s in found:
         register(s, replace=True)
     return found

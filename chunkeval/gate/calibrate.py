@@ -5,7 +5,7 @@ A *harmless* variant is the strategy's own output with every chunk boundary of a
 moved back by the same random shift (for fixed-length strategies, the same strategy at
 another phase). A *degraded* variant is a harmless one whose chunks each lose the last share
 of their text. Every variant is evaluated exactly as the plugin evaluates a strategy and
-judged by the plugin's verdict function (`baselines.compare`) against the strategy's own
+judged by the plugin's verdict function (`verdict.compare`) against the strategy's own
 result as the baseline; a variant fails when any gated comparison of the strategy
 (retrievers x query sets x gated metrics) regressed.
 
@@ -15,7 +15,7 @@ judged on the same trials without evaluating them again (`judge`).
 The harmless variants also measure the strategy's own noise floor: per comparison, the mean
 and spread of the differences they make (`noise_floors`). Recorded into the baseline
 (`--record`), it replaces the Bonferroni bootstrap's width with the spread re-chunking really
-has (baselines.compare). Judged with the floor, each harmless variant is tested against a
+has (verdict.compare). Judged with the floor, each harmless variant is tested against a
 floor measured without it (leave one out), so its false-alarm count is out of sample.
 """
 
@@ -27,11 +27,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import strategies
-from .baselines import METRICS, Tolerance, compare, entry_from_result, entry_series, series
-from .evaluate import Evaluation
-from .model import Chunk, Document
-from .progress import Progress
+from .. import strategies
+from ..errors import InputError
+from ..evaluate import Evaluation
+from ..model import Chunk, Document
+from ..progress import Progress
+from ..results import COMPARED, BaselineEntry, Check, ChunkStats, Noise, PerQuery, Result
+from .verdict import Tolerance, compare
 
 DROPS = (0.05, 0.1, 0.2, 0.3)
 POWER = 0.8
@@ -91,11 +93,29 @@ def variant(base: str, shift: int, drop: float = 0.0) -> strategies.Strategy:
                                slices=strategy.slices and not drop)
 
 
-def _kept(result: dict) -> dict:
-    """What a verdict needs of a result: its per-query series."""
-    return {"per_query": [{k: q[k] for k in ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")
-                           if k in q} for q in result["per_query"]],
-            "metrics": {"cut_rate": result["metrics"]["cut_rate"]}, "chunks": result["chunks"]}
+def _kept(result: Result) -> dict:
+    """What a verdict needs of a result, as the trials document keeps it: its per-query
+    series, its cut rate and its chunk statistics."""
+    def row(q: PerQuery) -> dict:
+        out = {"coverage": q.coverage, "budget_coverage": q.budget_coverage,
+               "doc_hit": q.doc_hit}
+        return out | {k: getattr(q, k) for k in ("rr", "ndcg") if getattr(q, k) is not None}
+    return {"per_query": [row(q) for q in result.per_query],
+            "metrics": {"cut_rate": result.cut_rate.to_json()}, "chunks": result.chunks.to_json()}
+
+
+def entry_of(kept: dict, complete_at: float, where: str = "the calibration trials"
+             ) -> BaselineEntry:
+    """The baseline entry a kept result would record (InputError when it is not one)."""
+    try:
+        rows = [PerQuery("", q["coverage"], q["budget_coverage"], bool(q["doc_hit"]),
+                         q.get("rr"), q.get("ndcg")) for q in kept["per_query"]]
+        return BaselineEntry.from_rows(
+            rows, complete_at, cut_rate=kept["metrics"]["cut_rate"]["value"],
+            chunks=ChunkStats.from_json(kept["chunks"], Check(where, "chunks")), first=False)
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(where, f"not a calibration trials document ({type(e).__name__}: {e})"
+                         ) from None
 
 
 def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str], *,
@@ -119,7 +139,7 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
             for ret in retrievers:
                 # the ~90 throwaway variants would only crowd real results out of the cache
                 r = evaluation.result(name, ret, spec, store=name == strategy)
-                out[f"{ret}|{r['query_set']}"] = _kept(r)
+                out[f"{ret}|{r.query_set}"] = _kept(r)
             evaluation.release(name, spec)
         return out
 
@@ -141,35 +161,40 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
     return doc
 
 
-def _mean_diffs(result: dict, entry: dict, complete_at: float) -> dict[str, float]:
+def _mean_diffs(now: BaselineEntry, entry: BaselineEntry, complete_at: float
+                ) -> dict[str, float]:
     """metric -> mean per-query difference of a result against an entry, as compare takes it."""
-    new, old = series(result, complete_at), entry_series(entry, complete_at)
-    return {m: float((new[src] - old[src]).mean()) for m, src in METRICS.items()
-            if src in new and src in old and len(old[src])}
+    new, old = now.series(complete_at), entry.series(complete_at)
+    return {m.name: float((new[m.series] - old[m.series]).mean()) for m in COMPARED
+            if m.series in new and m.series in old and len(old[m.series])}
+
+
+def _entries(doc: dict) -> dict[str, BaselineEntry]:
+    return {c: entry_of(kept, doc["complete_at"]) for c, kept in doc["baseline"].items()}
 
 
 def harmless_diffs(doc: dict) -> dict[str, dict[str, np.ndarray]]:
     """Per comparison and metric, the mean differences of the harmless trials (in order)."""
-    entries = {c: entry_from_result(doc["baseline"][c], doc["complete_at"]) for c in doc["baseline"]}
-    rows = {c: [_mean_diffs(t["results"][c], entries[c], doc["complete_at"])
+    entries = _entries(doc)
+    rows = {c: [_mean_diffs(entry_of(t["results"][c], doc["complete_at"]), entries[c],
+                            doc["complete_at"])
                 for t in doc["trials"] if not t["drop"]] for c in entries}
     return {c: {m: np.array([r[m] for r in rs]) for m in (rs[0] if rs else {})}
             for c, rs in rows.items()}
 
 
 def noise_floors(diffs: dict[str, dict[str, np.ndarray]], leave_out: int | None = None
-                 ) -> dict[str, dict[str, dict]]:
-    """Per comparison and metric, {"offset", "sd", "trials"} of the harmless differences,
-    without trial `leave_out`. Empty when fewer than 3 trials remain (no spread to trust)."""
-    out: dict[str, dict[str, dict]] = {}
+                 ) -> dict[str, dict[str, Noise]]:
+    """Per comparison and metric, the noise floor of the harmless differences, without trial
+    `leave_out`. Empty when fewer than 3 trials remain (no spread to trust)."""
+    out: dict[str, dict[str, Noise]] = {}
     for c, by_metric in diffs.items():
         for m, d in by_metric.items():
             if leave_out is not None:
                 d = np.delete(d, leave_out)
             if len(d) >= 3:
-                out.setdefault(c, {})[m] = {"offset": round(float(d.mean()), 6),
-                                            "sd": round(float(d.std(ddof=1)), 6),
-                                            "trials": int(len(d))}
+                out.setdefault(c, {})[m] = Noise(round(float(d.mean()), 6),
+                                                 round(float(d.std(ddof=1)), 6), int(len(d)))
     return out
 
 
@@ -180,36 +205,37 @@ def judge(doc: dict, tol: Tolerance, family: int | None = None,
     gated comparison of the trials (as the plugin counts them). `calibrated` judges with the
     noise floor the harmless trials measure (leave one out for the harmless trials)."""
     cases = list(doc["baseline"])
-    entries = {c: entry_from_result(doc["baseline"][c], doc["complete_at"]) for c in cases}
+    entries = _entries(doc)
+    complete_at = doc["complete_at"]
+    trials = [(t, {c: entry_of(t["results"][c], complete_at) for c in cases})
+              for t in doc["trials"]]
     tol = replace(tol, family=family or len(cases) * len(tol.gated))
     harmless = [t for t in doc["trials"] if not t["drop"]]
     diffs = harmless_diffs(doc) if calibrated else {}
 
-    def with_floor(leave_out: int | None = None) -> dict:
+    def with_floor(leave_out: int | None = None) -> dict[str, BaselineEntry]:
         if not calibrated:
             return entries
         floors = noise_floors(diffs, leave_out)
-        return {c: {**e, **({"noise": floors[c]} if c in floors else {})}
-                for c, e in entries.items()}
+        return {c: replace(e, noise=floors.get(c, {})) for c, e in entries.items()}
 
     alarms = []
-    for i, t in enumerate(harmless):
+    for i, (t, now) in enumerate((t, now) for t, now in trials if not t["drop"]):
         judged = with_floor(i)
         failed = [f"{c} {v.metric} {v.diff * 100:+.1f}"
-                  for c in cases for v in compare(t["results"][c], judged[c],
-                                                   doc["complete_at"], tol)
+                  for c in cases for v in compare(now[c], judged[c], complete_at, tol)
                   if v.status == "regressed"]
         alarms.append(failed)
     entries = with_floor()
     degraded: dict[float, dict] = {}
     failed: dict[float, list[bool]] = {}  # did the strategy fail at all
-    for t in doc["trials"]:
+    for t, now in trials:
         if not t["drop"]:
             continue
         row = degraded.setdefault(t["drop"], {})
         statuses = []
         for c in cases:
-            for v in compare(t["results"][c], entries[c], doc["complete_at"], tol):
+            for v in compare(now[c], entries[c], complete_at, tol):
                 cell = row.setdefault(f"{c}|{v.metric}", {"diffs": [], "caught": []})
                 cell["diffs"].append(v.diff)
                 cell["caught"].append(v.status == "regressed")
@@ -287,5 +313,5 @@ def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 
     return int(np.ceil((z * sd / effect) ** 2))
 
 
-__all__ = ["DROPS", "METRICS", "detectable", "format_table", "harmless_diffs", "judge",
+__all__ = ["DROPS", "detectable", "entry_of", "format_table", "harmless_diffs", "judge",
            "noise_floors", "queries_needed", "run_trials", "shifted", "truncated", "variant"]

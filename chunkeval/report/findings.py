@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .stats import paired_bootstrap
+from ..errors import UnknownName
+from ..results import Result, Results
+from ..stats import paired_bootstrap
 
 BM25 = "bm25"
 SEED_BUDGET = 2000
@@ -31,26 +33,16 @@ class Finding:
         return {True: "holds", False: "does not hold", None: "not measurable"}[self.holds]
 
 
-def query_set_names(results: dict) -> list[str]:
-    """Query sets in document order: the declared ones first, then any only in results."""
-    names = list(results.get("query_sets") or {})
-    for row in results.get("results") or []:
-        if row.get("query_set") not in names:
-            names.append(row.get("query_set"))
-    return names
-
-
-def findings(results: dict, query_set: str | None = None) -> list[Finding]:
+def findings(results: Results, query_set: str | None = None) -> list[Finding]:
     """Check the seed's four findings on one query set (default: the first one)."""
-    names = query_set_names(results)
+    names = results.query_set_names
     if query_set is None:
         if not names:
             return [Finding(name, None, "not measurable: the document has no results")
                     for name in NAMES]
         query_set = names[0]
     elif query_set not in names:
-        raise ValueError(f"unknown query set {query_set!r}; the results have: "
-                         f"{', '.join(map(str, names)) or 'none'}")
+        raise UnknownName("query set", query_set, names)
     view = _View(results, query_set)
     return [check(view) for check in CHECKS]
 
@@ -58,15 +50,15 @@ def findings(results: dict, query_set: str | None = None) -> list[Finding]:
 class _View:
     """One query set's rows, looked up by (strategy, retriever)."""
 
-    def __init__(self, results: dict, query_set: str):
+    def __init__(self, results: Results, query_set: str):
         self.query_set = query_set
-        self.settings = results.get("settings") or {}
-        self.rows: dict[tuple[str, str], dict] = {}
-        for row in results.get("results") or []:
-            if row.get("query_set") == query_set:
-                self.rows.setdefault((row.get("strategy"), row.get("retriever")), row)
+        self.settings = results.settings
+        self.rows: dict[tuple[str, str], Result] = {}
+        for row in results.results:
+            if row.query_set == query_set:
+                self.rows.setdefault((row.strategy, row.retriever), row)
 
-    def row(self, strategy: str, retriever: str | None = None) -> dict | None:
+    def row(self, strategy: str, retriever: str | None = None) -> Result | None:
         if retriever is not None:
             return self.rows.get((strategy, retriever))
         # Chunk statistics do not depend on the retriever: prefer BM25's row, take any.
@@ -81,14 +73,8 @@ class _View:
         return f"not measurable: {', '.join(gone)} missing from the results ({where})"
 
 
-def _value(m) -> float | None:
-    """A metric's value, whether stored as {"value": ...} or as a bare number."""
-    value = m.get("value") if isinstance(m, dict) else m
-    return None if value is None else float(value)
-
-
-def _metric(row: dict | None, name: str) -> float | None:
-    return _value(((row or {}).get("metrics") or {}).get(name))
+def _metric(row: Result | None, name: str) -> float | None:
+    return None if row is None else row.value(name)
 
 
 def _pct(x: float) -> str:
@@ -109,11 +95,6 @@ def paired_difference(a: dict[str, float], b: dict[str, float], *, resamples: in
     return {"diff": d.diff, "lo": d.low, "hi": d.high, "n": len(ids)}
 
 
-def per_query(row: dict | None, key: str) -> dict[str, float]:
-    return {str(q["id"]): float(q[key]) for q in (row or {}).get("per_query") or []
-            if q.get("id") is not None and q.get(key) is not None}
-
-
 def describe_interval(d: dict) -> str:
     return (f"{100 * d['diff']:+.1f} points (paired 95% CI {100 * d['lo']:+.1f} to "
             f"{100 * d['hi']:+.1f}, {d['n']} queries)")
@@ -127,7 +108,7 @@ def budget_reverses_order(view: _View) -> Finding:
     gone = view.missing([small, large], BM25)
     if gone:
         return Finding(name, None, gone)
-    k = view.settings.get("k", 5)
+    k = view.settings.k
     ladder = [s for s in ("fixed-200", "fixed-400", "fixed-800", "fixed-1600")
               if view.row(s, BM25) is not None]
     recall = {s: _metric(view.row(s, BM25), "recall_at_k") for s in ladder}
@@ -145,10 +126,10 @@ def budget_reverses_order(view: _View) -> Finding:
     details: dict[str, Any] = {"query_set": view.query_set, "retriever": BM25, "k": k,
                                "budget": budget, "recall_at_k": recall, "budget_recall": under,
                                "recall_rises": rises, "budget_reverses": reverses}
-    if budget == view.settings.get("budget"):
-        d = paired_difference(per_query(view.row(small, BM25), "budget_coverage"),
-                              per_query(view.row(large, BM25), "budget_coverage"),
-                              seed=int(view.settings.get("seed", 0) or 0))
+    if budget == view.settings.budget:
+        d = paired_difference(view.row(small, BM25).values("budget_coverage"),
+                              view.row(large, BM25).values("budget_coverage"),
+                              seed=view.settings.seed)
         if d:
             details["budget_difference"] = d
             crosses = d["lo"] <= 0 <= d["hi"]
@@ -169,11 +150,9 @@ def _budget_recall(view: _View, strategies: list[str]) -> tuple[int, dict[str, f
     """Budget recall at the seed's 2,000 chars: the run's own budget when it is 2,000, else
     the budget curve's point; failing both, the run's budget."""
     rows = {s: view.row(s, BM25) for s in strategies}
-    budget = int(view.settings.get("budget", SEED_BUDGET))
-    if budget != SEED_BUDGET and all(str(SEED_BUDGET) in (r.get("budget_curve") or {})
-                                     for r in rows.values()):
-        return SEED_BUDGET, {s: _value(r["budget_curve"][str(SEED_BUDGET)])
-                             for s, r in rows.items()}
+    budget = view.settings.budget
+    if budget != SEED_BUDGET and all(SEED_BUDGET in r.budget_curve for r in rows.values()):
+        return SEED_BUDGET, {s: r.budget_curve[SEED_BUDGET].value for s, r in rows.items()}
     return budget, {s: _metric(r, "budget_recall") for s, r in rows.items()}
 
 
@@ -183,19 +162,15 @@ def structure_cuts_fewer(view: _View) -> Finding:
     gone = view.missing([fixed, structure])
     if gone:
         return Finding(name, None, gone)
-    cut = {s: ((view.row(s).get("metrics") or {}).get("cut_rate") or {}) for s in (fixed, structure)}
-    rate = {s: _value(c) for s, c in cut.items()}
-    if None in rate.values():
-        return Finding(name, None, f"not measurable: cut rate missing ({view.query_set})")
-    blocks = cut[fixed].get("blocks")
-    if blocks == 0:
+    cut = {s: view.row(s).cut_rate for s in (fixed, structure)}
+    rate = {s: c.value for s, c in cut.items()}
+    if cut[fixed].blocks == 0:
         return Finding(name, None, "not measurable: the corpus has no table or pre blocks to cut",
                        {"cut_rate": rate})
 
     def said(s: str) -> str:
         c = cut[s]
-        counts = f" ({c['cut']} of {c['blocks']} table/pre blocks)" if "cut" in c and "blocks" in c else ""
-        return f"{s} {_pct(rate[s])}{counts}"
+        return f"{s} {_pct(rate[s])} ({c.cut} of {c.blocks} table/pre blocks)"
 
     ratio = rate[fixed] / rate[structure] if rate[structure] > 0 else (
         float("inf") if rate[fixed] > 0 else None)
@@ -216,8 +191,8 @@ def overlap_doubles_chunks(view: _View) -> Finding:
     gone = view.missing([plain, overlapped])
     if gone:
         return Finding(name, None, gone)
-    count = {s: (view.row(s).get("chunks") or {}).get("count") for s in (plain, overlapped)}
-    if not count[plain] or count[overlapped] is None:
+    count = {s: view.row(s).chunks.count for s in (plain, overlapped)}
+    if not count[plain]:
         return Finding(name, None, f"not measurable: chunk counts missing or zero ({view.query_set})",
                        {"count": count})
     ratio = count[overlapped] / count[plain]
@@ -237,23 +212,21 @@ def recursive_zero_overlap(view: _View) -> Finding:
     gone = view.missing([strategy])
     if gone:
         return Finding(name, None, gone)
-    ov = (view.row(strategy).get("chunks") or {}).get("overlap") or {}
-    boundaries, zero = ov.get("boundaries"), ov.get("zero")
-    if not boundaries or zero is None:
+    ov = view.row(strategy).chunks.overlap
+    boundaries, zero = ov.boundaries, ov.zero
+    if not boundaries:
         return Finding(name, None, f"not measurable: {strategy} has no chunk boundaries "
-                                   f"recorded ({view.query_set})", {"overlap": ov})
+                                   f"recorded ({view.query_set})", {"overlap": ov.to_json()})
     share = zero / boundaries
     holds = share > 0.5
-    extra = ""
-    if ov.get("mean") is not None and ov.get("max") is not None:
-        extra = f"; mean overlap {ov['mean']:.1f}, max {ov['max']} chars"
+    extra = f"; mean overlap {ov.mean:.1f}, max {ov.max} chars"
     summary = (f"{strategy}: {zero:,} of {boundaries:,} boundaries ({_pct(share)}) have no "
                f"realised overlap{extra} (asked for 40). "
                + ("Holds: the splitter seldom overlaps." if holds
                   else "Does not hold: most boundaries do overlap.")
                + " The seed had 71 of 84 on one article.")
     return Finding(name, holds, summary,
-                   {"query_set": view.query_set, "overlap": ov, "zero_share": share})
+                   {"query_set": view.query_set, "overlap": ov.to_json(), "zero_share": share})
 
 
 CHECKS = (budget_reverses_order, structure_cuts_fewer, overlap_doubles_chunks,

@@ -18,7 +18,10 @@ from typing import Sequence
 import lxml.etree
 import lxml.html
 
-from .model import TABLE_CELL_SEP, Document, InputError, Part, Problem
+from ..errors import InputError, Problem
+from ..model import TABLE_CELL_SEP, Document, Part
+
+HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
 
 # Bump whenever the parser's output for the same bytes may change: it keys the parse cache.
 PARSER_VERSION = "2"

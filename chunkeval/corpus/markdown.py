@@ -14,8 +14,9 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .model import Block, Document, InputError, Problem
-from .parse import decode_html
+from ..errors import InputError, Problem
+from ..model import Block, Document
+from .html import decode_html
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 TEXT_PARSER_VERSION = "2"

@@ -1,4 +1,6 @@
-"""The embedding cache: vectors keyed by (retriever name, version, sha256 of the text).
+"""Embedding retrievers: cosine ranking of vectors, and the cache that keeps them.
+
+The embedding cache: vectors keyed by (retriever name, version, sha256 of the text).
 
 Under cache_root()/embeddings/<name>/<version>/, each lookup's newly embedded texts (up to
 1,024) make one shard file (`<random>.npz`: the 32-byte text digests and the float32 vectors), written
@@ -24,7 +26,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .cache import atomic_write, cache_root, files_by_age, limit_from_env, prune_oldest
+from ..cache import atomic_write, cache_root, files_by_age, limit_from_env, prune_oldest
+from ..errors import ContractError
+from .ranking import Batched
 
 LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
 DEFAULT_LIMIT_MB = 2048
@@ -121,11 +125,37 @@ class EmbeddingCache:
 def _check(vectors, n: int) -> np.ndarray:
     v = np.asarray(vectors, dtype=np.float32)
     if v.ndim != 2 or len(v) != n:
-        raise ValueError(f"an embedding function returned shape {v.shape} for {n} texts; "
+        raise ContractError(f"an embedding function returned shape {v.shape} for {n} texts; "
                          f"expected [{n}, d]")
     if not np.isfinite(v).all():
-        raise ValueError("an embedding function returned NaN or infinite values")
+        raise ContractError("an embedding function returned NaN or infinite values")
     return v
+
+
+class EmbeddingIndex(Batched):
+    """Cosine ranking of L2-normalised vectors (rounded to 1e-6, so that ties and the
+    last bits of a batched product do not decide an order)."""
+
+    def __init__(self, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]):
+        self.embed = embed
+        self.n = len(texts)
+        self.vectors = _normalised(embed(list(texts)))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        q = _normalised(self.embed(list(queries)))
+        if q.shape[1] != self.vectors.shape[1]:
+            raise ContractError(f"query vectors have {q.shape[1]} dimensions, chunk vectors "
+                             f"{self.vectors.shape[1]}")
+        return np.round(q @ self.vectors.T, 6)
+
+
+def _normalised(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms > 0, norms, 1)
 
 
 def usage() -> tuple[int, int]:

@@ -7,8 +7,8 @@ fingerprint guarantees the order), so rows pair by position.
 
 from __future__ import annotations
 
-from .baselines import first_span
-from .model import Corpus, QuerySet
+from ..model import Corpus, QuerySet
+from ..results import BaselineEntry, Result
 
 SHOWN = 5
 
@@ -20,21 +20,20 @@ def _span(span: str | None) -> tuple[str, int, int] | None:
     return doc, int(start), int(end)
 
 
-def per_query(result: dict, entry: dict, query_set: QuerySet) -> list[dict]:
+def per_query(result: Result, entry: BaselineEntry, query_set: QuerySet) -> list[dict]:
     """One row a query: text, gold document, coverage before and now, their change, and the
     first retrieved chunk's span ("doc:start:end") before and now. Worst loss first."""
-    old = entry["per_query"]
-    before_first = old.get("first") or [None] * len(old["coverage"])
+    old = entry.per_query
+    before_first = entry.first
     rows = []
-    for i, (q, now) in enumerate(zip(query_set.queries, result["per_query"])):
-        first_now = first_span(now)
-        before, after = float(old["coverage"][i]), float(now["coverage"])
+    for i, (q, now) in enumerate(zip(query_set.queries, result.per_query)):
+        before, after = float(old["coverage"][i]), float(now.coverage)
         rows.append({"id": q.id, "query": q.text, "doc": q.doc_id,
                      "before": round(before, 4), "now": round(after, 4),
                      "change": round(after - before, 4),
                      "budget_before": float(old["budget_coverage"][i]),
-                     "budget_now": round(float(now["budget_coverage"]), 4),
-                     "first_before": before_first[i], "first_now": first_now})
+                     "budget_now": round(float(now.budget_coverage), 4),
+                     "first_before": before_first[i], "first_now": now.first})
     rows.sort(key=lambda row: (row["change"], row["budget_now"] - row["budget_before"]))
     return rows
 

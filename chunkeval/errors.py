@@ -1,0 +1,69 @@
+"""Every error chunkeval reports to its user, and the warning record of bad input.
+
+One hierarchy, so that the command line and the pytest plugin catch `ChunkevalError` alone:
+anything else that escapes is a bug in chunkeval and shows its traceback.
+
+    ChunkevalError
+    ├── InputError      a file the user gave is unreadable or malformed (names file and line)
+    ├── ConfigError     a setting, option or MODULE:ATTR that chunkeval cannot use
+    ├── UnknownName     a strategy, retriever, analyzer, metric or query set nobody registered
+    ├── ContractError   an outside splitter or retriever returned what its contract forbids
+    ├── CorpusError     a corpus cannot be had at all (fetch, unpack, no readable document)
+    └── BaselineError   a baseline cannot be compared with this run, or cannot be written
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ChunkevalError(Exception):
+    """Something the user can fix; the message says what and, where it helps, how."""
+
+
+class InputError(ChunkevalError):
+    """Bad input a user can fix: names the file (and line) and the problem."""
+
+    def __init__(self, path: str, message: str, line: int | None = None):
+        self.path, self.message, self.line = str(path), message, line
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(ChunkevalError):
+    """A setting has a value chunkeval cannot use; the message names where it was given."""
+
+
+class UnknownName(ChunkevalError, LookupError):
+    """A name that is not registered; the message lists the known ones."""
+
+    def __init__(self, what: str, name: str, known, where: str | None = None):
+        self.what, self.name = what, name
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}unknown {what} {name!r}; known: {', '.join(known) or 'none'}")
+
+
+class ContractError(ChunkevalError):
+    """An outside splitter or retriever gave what its contract rules out (a vector of the
+    wrong shape, an index without search); the message names it."""
+
+
+class CorpusError(ChunkevalError):
+    """The corpus cannot be had at all; the message tells the user what to do."""
+
+
+class BaselineError(ChunkevalError):
+    """The baseline cannot be compared with this run; the message says how to fix that."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A warning about one input file that did not stop the rest from loading."""
+
+    path: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.message}"

@@ -1,0 +1,43 @@
+"""The report stage: a Results document -> a terminal table, report.md and report.html.
+
+`view.py` reads the document for every page; `table.py` is the terminal table,
+`markdown.py` and `html.py` the two reports, `svg.py` their plots, `findings.py` the seed's
+findings checked on the built-in corpus, `comparison.py` the pytest run's page against the
+baseline. Nothing here needs the network: the HTML carries its styles and plots inline.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..cache import atomic_write
+from ..results import Results
+from . import html, markdown
+from .comparison import render_comparison_html
+from .table import format_table
+from .view import View
+
+
+def render_markdown(results: Results | View) -> str:
+    return markdown.render_markdown(results if isinstance(results, View) else View(results))
+
+
+def render_html(results: Results | View) -> str:
+    return html.render_html(results if isinstance(results, View) else View(results))
+
+
+def write_reports(results: Results, out_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write report.md and report.html into out_dir.
+
+    Both are rendered before either is written, so bad input leaves the old pair intact.
+    """
+    out = Path(out_dir)
+    view = View(results)
+    page_md, page_html = render_markdown(view), render_html(view)
+    return {"markdown": atomic_write(out / "report.md", page_md),
+            "html": atomic_write(out / "report.html", page_html)}
+
+
+__all__ = ["View", "format_table", "render_comparison_html", "render_html", "render_markdown",
+           "write_reports"]

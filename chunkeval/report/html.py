@@ -1,0 +1,99 @@
+"""report.html: the whole report as one self-contained page (inline styles, SVG plots)."""
+
+from __future__ import annotations
+
+from .findings import Finding
+from .svg import CURVE_LINES, FONT, escape, plot_budget_curves, plot_cut_rate, plot_recall_vs_length
+from .view import (CHUNK_HEADER, View, chars, chunk_cells, curve_cells, header_facts, integer,
+                   reading_note, retriever_cells, retriever_header)
+
+CSS = """
+body { font-family: %s; color: #222; max-width: 1120px; margin: 2em auto; padding: 0 1em;
+       line-height: 1.45; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.6em 0 1.4em; font-size: 0.88em;
+        font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #e6e6e6; }
+th { background: #f4f4f4; text-align: left; }
+th.n, td.n { text-align: right; }
+td.n, td:first-child { white-space: nowrap; }
+ul.facts { color: #444; }
+.finding { margin: 0.5em 0; }
+.badge { display: inline-block; padding: 0 0.5em; border-radius: 3px; font-size: 0.85em;
+         font-weight: bold; color: #fff; }
+.holds { background: #2e7d32; } .fails { background: #c62828; } .na { background: #777; }
+figure { margin: 1em 0 2em; } figcaption { color: #555; font-size: 0.9em; } svg { max-width: 100%%; height: auto; }
+details summary { cursor: pointer; color: #0b5394; }
+""" % FONT
+
+
+def _html_table(header: list[str], rows: list[list[str]], numeric_from: int) -> str:
+    head = "".join(f'<th class="n">{escape(h)}</th>' if i >= numeric_from else f"<th>{escape(h)}</th>"
+                   for i, h in enumerate(header))
+    body = []
+    for r in rows:
+        cells = "".join(f'<td class="n">{escape(c)}</td>' if i >= numeric_from else f"<td>{escape(c)}</td>"
+                        for i, c in enumerate(r))
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _html_findings(items: list[Finding]) -> str:
+    out = []
+    for f in items:
+        cls = {True: "holds", False: "fails", None: "na"}[f.holds]
+        out.append(f'<p class="finding"><span class="badge {cls}">{escape(f.verdict)}</span> '
+                   f"<strong>{escape(f.name)}</strong> — {escape(f.summary)}</p>")
+    return "\n".join(out)
+
+
+def render_html(doc: View) -> str:
+    corpus = doc.results.corpus.name
+    title = "chunkeval report" + (f" — {corpus}" if corpus else "")
+    parts = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
+             f"<h1>{escape(title)}</h1>",
+             '<ul class="facts">' + "".join(f"<li>{escape(f)}</li>" for f in header_facts(doc))
+             + "</ul>", "<h2>How to read this</h2>"]
+    parts += [f"<p>{escape(p).replace('`', '')}</p>" for p in reading_note(doc)]
+    for qs in doc.seed_query_sets:
+        parts += [f"<h2>Findings of the seed, checked on {escape(qs)}</h2>",
+                  _html_findings(doc.findings(qs))]
+    for qs in doc.query_sets:
+        parts += _html_query_set(doc, qs)
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def _html_query_set(doc: View, qs: str) -> list[str]:
+    strategies = doc.strategies(qs)
+    n = doc.queries(qs)
+    out = [f"<h2>{escape(qs)}" + (f" ({integer(n)} queries)" if n else "") + "</h2>"]
+    captions = (
+        f"Each strategy is a vertical pair at its mean chunk length: filled = Recall@{doc.k}, "
+        f"open = budget recall at {chars(doc.budget)} {doc.unit}. Labels that do not fit "
+        "are left out; the tables below have every value.",
+        f"Up to {CURVE_LINES} strategies; the dashed line marks the run's budget "
+        f"({chars(doc.budget)} {doc.unit}).",
+        "Share of table and pre blocks with a chunk boundary strictly inside them "
+        "(cut / blocks).")
+    for plot, caption in zip((plot_recall_vs_length, plot_budget_curves, plot_cut_rate), captions):
+        out.append(f"<figure>{plot(doc, qs)}<figcaption>{escape(caption)}</figcaption></figure>")
+    out.append("<h3>Chunks</h3>")
+    out.append(_html_table(CHUNK_HEADER, [[s, doc.family(s)] + chunk_cells(doc, qs, s)
+                                          for s in strategies], 2))
+    budgets = doc.budgets(qs)
+    for ret in doc.retrievers(qs):
+        ref, diffs = doc.differences(qs, ret)
+        rows = [[s] + cells for s in strategies
+                if (cells := retriever_cells(doc, qs, s, ret, diffs))]
+        out += [f"<h3>{escape(ret)}</h3>", _html_table(retriever_header(doc, ref), rows, 1)]
+        curve_rows = [[s] + cells for s in strategies
+                      if (cells := curve_cells(doc, qs, s, ret, budgets))]
+        if curve_rows:
+            out.append(f"<details><summary>Budget recall by context budget ({escape(ret)})</summary>"
+                       + _html_table(["strategy"] + [chars(b) for b in budgets],
+                                     curve_rows, 1) + "</details>")
+    return out
+

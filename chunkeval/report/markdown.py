@@ -1,0 +1,72 @@
+"""report.md: the whole report as Markdown tables, for a repository or a review."""
+
+from __future__ import annotations
+
+from .findings import Finding
+from .view import (CHUNK_HEADER, View, chars, chunk_cells, curve_cells, header_facts, integer,
+                   reading_note, retriever_cells, retriever_header)
+
+
+def _md(text) -> str:
+    """Escape Markdown so any strategy name shows as written.
+
+    `<` is escaped only where it could open an HTML tag, so "a < b" stays readable.
+    """
+    text = str(text)
+    out = []
+    for c, after in zip(text, text[1:] + " "):
+        opens_tag = c == "<" and ((after.isascii() and after.isalpha()) or after in "/!?")
+        out.append("\\" + c if c in "\\`*_[]|" or opens_tag else c)
+    return "".join(out)
+
+
+def _md_table(header: list[str], rows: list[list[str]], align: list[str]) -> list[str]:
+    marks = {"<": ":--", ">": "--:"}
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return lines + [""]
+
+
+
+def _finding_lines(items: list[Finding]) -> list[str]:
+    return [f"- **{_md(f.name)}** — {f.verdict}. {_md(f.summary)}" for f in items]
+
+
+def render_markdown(doc: View) -> str:
+    corpus = doc.results.corpus.name
+    out = [f"# chunkeval report{' — ' + _md(corpus) if corpus else ''}", ""]
+    out += [f"- {_md(f)}" for f in header_facts(doc)] + [""]
+    out += ["## How to read this", ""]
+    for para in reading_note(doc):
+        out += [para, ""]
+    for qs in doc.seed_query_sets:
+        out += [f"## Findings of the seed, checked on {_md(qs)}", ""]
+        out += _finding_lines(doc.findings(qs)) + [""]
+    for qs in doc.query_sets:
+        out += _md_query_set(doc, qs)
+    return "\n".join(out).rstrip() + "\n"
+
+
+
+def _md_query_set(doc: View, qs: str) -> list[str]:
+    strategies = doc.strategies(qs)
+    out = [f"## {_md(qs)}" + (f" ({integer(doc.queries(qs))} queries)" if doc.queries(qs) else ""),
+           "", "### Chunks", ""]
+    out += _md_table(CHUNK_HEADER,
+                     [[_md(s), _md(doc.family(s))] + chunk_cells(doc, qs, s) for s in strategies],
+                     ["<", "<"] + [">"] * 7)
+    budgets = doc.budgets(qs)
+    for ret in doc.retrievers(qs):
+        ref, diffs = doc.differences(qs, ret)
+        rows = [[_md(s)] + cells for s in strategies
+                if (cells := retriever_cells(doc, qs, s, ret, diffs))]
+        out += [f"### {_md(ret)}", ""]
+        out += _md_table([_md(h) for h in retriever_header(doc, ref)], rows, ["<"] + [">"] * 10)
+        curve_rows = [[_md(s)] + cells for s in strategies
+                      if (cells := curve_cells(doc, qs, s, ret, budgets))]
+        if curve_rows:
+            out += [f"Budget recall by context budget ({_md(ret)}, {doc.unit}):", ""]
+            out += _md_table(["strategy"] + [chars(b) for b in budgets], curve_rows,
+                             ["<"] + [">"] * len(budgets))
+    return out
+

@@ -1,0 +1,214 @@
+"""What every page of the report reads: a Results document indexed for tables and plots,
+the paired differences against the reference strategy, and the cells both the Markdown and
+the HTML tables show."""
+
+from __future__ import annotations
+
+from ..corpus.debian import BUILTIN_CORPORA
+from ..errors import UnknownName
+from ..results import Result, Results, Stat
+from ..strategies.defaults import REFERENCE
+from .findings import Finding, findings, paired_difference
+
+RETRIEVER_ORDER = ("bm25", "lsa", "hybrid", "use", "hybrid-use")
+
+
+class View:
+    """A results document as the report walks it: by query set, strategy and retriever, with
+    the bootstrap differences memoised so that the Markdown and HTML pages share them."""
+
+    def __init__(self, results: Results):
+        self.results = results
+        self.memo: dict = {}
+        self.settings = results.settings
+        self.k = self.settings.k
+        self.budget = self.settings.budget
+        length = self.settings.length  # the unit of budgets and lengths
+        self.unit = "chars" if length == "chars" else f"units of {length}"
+        self.query_sets = [q for q in results.query_set_names
+                           if any(r.query_set == q for r in results.results)]
+
+    def check_query_set(self, query_set: str | None) -> list[str]:
+        if query_set is None:
+            return self.query_sets
+        if query_set not in self.query_sets:
+            raise UnknownName("query set", query_set, self.query_sets)
+        return [query_set]
+
+    def strategies(self, qs: str) -> list[str]:
+        """The document's declared order, then any strategy only seen in the results."""
+        present = list(dict.fromkeys(r.strategy for r in self.results.results
+                                     if r.query_set == qs))
+        order = [s for s in self.results.strategies if s in present]
+        return order + [s for s in present if s not in order]
+
+    def retrievers(self, qs: str) -> list[str]:
+        present = list(dict.fromkeys(r.retriever for r in self.results.results
+                                     if r.query_set == qs))
+        return sorted(present, key=lambda r: (RETRIEVER_ORDER.index(r)
+                                              if r in RETRIEVER_ORDER else len(RETRIEVER_ORDER)))
+
+    def row(self, qs: str, strategy: str, retriever: str) -> Result | None:
+        return self.results.row(qs, strategy, retriever)
+
+    def chunk_row(self, qs: str, strategy: str) -> Result | None:
+        """Chunk statistics and cut rate do not depend on the retriever: any row will do."""
+        for r in self.retrievers(qs):
+            if (row := self.row(qs, strategy, r)) is not None:
+                return row
+        return None
+
+    @property
+    def seed_query_sets(self) -> list[str]:
+        """The seed's findings are claims about its own corpus: checked on the built-in one
+        only, never in reports on a user's corpus."""
+        return self.query_sets if self.results.corpus.name in BUILTIN_CORPORA else []
+
+    def findings(self, qs: str) -> list[Finding]:
+        if ("findings", qs) not in self.memo:
+            self.memo[("findings", qs)] = findings(self.results, qs)
+        return self.memo[("findings", qs)]
+
+    def queries(self, qs: str) -> int | None:
+        summary = self.results.query_sets.get(qs)
+        return summary.queries if summary else None
+
+    def family(self, strategy: str) -> str:
+        return (self.results.strategies.get(strategy) or {}).get("family", "")
+
+    def budgets(self, qs: str) -> list[int]:
+        return sorted({b for r in self.results.results if r.query_set == qs
+                       for b in r.budget_curve})
+
+    def differences(self, qs: str, retriever: str) -> tuple[str | None, dict]:
+        """Paired bootstrap differences of every strategy against the reference strategy."""
+        key = (qs, retriever)
+        if key not in self.memo:
+            self.memo[key] = self._paired_to_reference(qs, retriever)
+        return self.memo[key]
+
+    def _paired_to_reference(self, qs: str, retriever: str) -> tuple[str | None, dict]:
+        strategies = self.strategies(qs)
+        ref = REFERENCE[0] if REFERENCE[0] in strategies else (strategies[0] if strategies
+                                                               else None)
+        ref_row = self.row(qs, ref, retriever) if ref else None
+        if ref_row is None:
+            return ref, {}
+        out = {}
+        for s in strategies:
+            row = self.row(qs, s, retriever)
+            if s == ref or row is None:
+                continue
+            out[s] = {key: paired_difference(row.values(key), ref_row.values(key),
+                                             seed=self.settings.seed)
+                      for key in ("coverage", "budget_coverage")}
+        return ref, out
+
+
+def stat(row: Result | None, name: str) -> Stat | None:
+    return None if row is None else row.metrics.get(name)
+
+
+def pct(m: Stat | float | None, *, se: bool = True, sep: str = "±") -> str:
+    if m is None:
+        return "-"
+    value = m if isinstance(m, (int, float)) else m.value
+    text = f"{100 * value:.1f}"
+    if se and isinstance(m, Stat):
+        text += f"{sep}{100 * m.se:.1f}"
+    return text
+
+
+def integer(v) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def chars(b) -> str:
+    return f"{b:,}"
+
+
+def diff_text(d: dict | None) -> str:
+    if not d:
+        return "-"
+    return f"{100 * d['diff']:+.1f} [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
+
+
+def header_facts(view: View) -> list[str]:
+    res, s = view.results, view.settings
+    c = res.corpus
+    facts = [f"corpus {c.name} ({integer(c.documents)} documents, {integer(c.chars)} chars, "
+             f"fingerprint {c.fingerprint})"]
+    bits = [f"k = {view.k}", f"budget = {chars(view.budget)} {view.unit}",
+            "budget curve " + ", ".join(chars(b) for b in s.budgets), f"shingle = {s.shingle}",
+            f"complete at coverage ≥ {100 * s.complete_at:.0f}%", f"seed = {s.seed}"]
+    facts.append("settings: " + ", ".join(bits))
+    facts.append("query sets: " + ", ".join(f"{q} ({integer(view.queries(q))} queries)"
+                                            for q in view.query_sets))
+    if res.retrievers:
+        facts.append("retrievers: " + ", ".join(
+            f"{n} {r.get('version', '?')}" for n, r in res.retrievers.items())
+            + (f"; analyzer {res.analyzer}" if res.analyzer else ""))
+    emb = res.embeddings
+    if emb.get("embedded") or emb.get("cached"):
+        facts.append(f"embeddings: {integer(emb.get('embedded'))} texts embedded, "
+                     f"{integer(emb.get('cached'))} from the cache")
+    if res.chunkeval:
+        facts.append(f"chunkeval {res.chunkeval}")
+    return facts
+
+
+def reading_note(view: View) -> list[str]:
+    return [
+        f"Values are percentages. Recall@{view.k} is the mean share of the answer's 8-char "
+        f"shingles found in the top {view.k} chunks from the answer's document; budget recall "
+        f"takes chunks from the top while their total stays within {chars(view.budget)} "
+        f"{view.unit} (the first is always taken). Complete = share of queries with coverage "
+        f"at the completion threshold; doc hit = the answer's document appears in the top "
+        f"{view.k}; cut rate = share of table and pre blocks with a chunk boundary inside them.",
+        "`±` is one standard error of the mean over the queries. Two methods whose values are "
+        "a couple of SEs apart may still differ reliably, because they are measured on the same "
+        "queries: the Δ columns give the paired difference to the reference strategy with a "
+        "95% bootstrap interval over queries. An interval that contains 0 shows no difference; "
+        "one that excludes 0 does.",
+    ]
+
+
+CHUNK_HEADER = ["strategy", "family", "chunks", "mean len", "max len", "< 30 chars", "cut rate",
+                "zero-overlap boundaries", "split s"]
+
+
+def chunk_cells(view: View, qs: str, s: str) -> list[str]:
+    row = view.chunk_row(qs, s)
+    if row is None:
+        return ["-"] * (len(CHUNK_HEADER) - 2)
+    ch, cut = row.chunks, row.cut_rate
+    ov = ch.overlap
+    overlap = f"{integer(ov.zero)}/{integer(ov.boundaries)}, mean {ov.mean:.1f}, " \
+              f"max {integer(ov.max)}"
+    return [integer(ch.count), integer(ch.mean_len), integer(ch.max_len), integer(ch.under_30),
+            f"{pct(cut.value, se=False)} ({cut.cut:,}/{cut.blocks:,})", overlap,
+            f"{row.seconds.split:.2f}"]
+
+
+def retriever_header(view: View, ref: str | None) -> list[str]:
+    return ["strategy", f"R@{view.k}", f"budget recall @{chars(view.budget)}", "complete",
+            f"doc hit@{view.k}", "precision", "IoU", f"MRR@{view.k}", f"nDCG@{view.k}",
+            f"Δ R@{view.k} vs {ref}", f"Δ budget vs {ref}"]
+
+
+def retriever_cells(view: View, qs: str, s: str, ret: str, diffs: dict) -> list[str] | None:
+    row = view.row(qs, s, ret)
+    if row is None:
+        return None
+    d = diffs.get(s) or {}
+    return [pct(stat(row, m), sep=" ± ") for m in
+            ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k", "precision", "iou",
+             "mrr_at_k", "ndcg_at_k")] + [diff_text(d.get("coverage")),
+                                          diff_text(d.get("budget_coverage"))]
+
+
+def curve_cells(view: View, qs: str, s: str, ret: str, budgets: list[int]) -> list[str] | None:
+    row = view.row(qs, s, ret)
+    if row is None or not row.budget_curve:
+        return None
+    return [pct(row.budget_curve.get(b), se=False) for b in budgets]

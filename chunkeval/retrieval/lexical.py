@@ -1,0 +1,164 @@
+"""The lexical retrievers (SPEC section 4): BM25 and LSA over the analyzer's terms."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits  # comes with scikit-learn
+
+from .analyzers import fit
+from .ranking import Batched
+
+K1, B = 1.2, 0.75
+LSA_DIMS, LSA_SAMPLE, LSA_MAX_FEATURES = 128, 6000, 60000
+
+
+class BM25Index(Batched):
+    """Okapi BM25, Lucene idf log(1 + (N - df + 0.5) / (df + 0.5)) and Lucene's term
+    weight idf * tf / (tf + k1 * (1 - b + b * len / avglen)) (no constant (k1 + 1) factor,
+    as in Lucene 8 and bm25s: it scales every score alike). The weight of every (term,
+    chunk) pair is computed once here; a query then sums the rows of its 2-grams."""
+
+    def __init__(self, texts: Sequence[str], *, k1: float = K1, b: float = B,
+                 analyzer: str = "char2"):
+        self.bigrams, tf, lengths = fit(analyzer, texts)
+        self.n = len(texts)
+        avg = float(lengths.mean()) if self.n else 0.0
+        df = np.diff(tf.indptr)
+        idf = np.log1p((self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        norm = (k1 * (1 - b + b * lengths / avg) if avg > 0 else np.full(self.n, k1)
+                ).astype(np.float32)
+        # in place, float32: this runs over every (2-gram, chunk) pair of the corpus
+        data = norm[tf.indices]
+        data += tf.data
+        np.divide(tf.data, data, out=data)
+        data *= np.repeat(idf, df)
+        # [vocab, chunks]: a query's count row times this is its score row
+        self.weights = sp.csr_matrix((data, tf.indices, tf.indptr), shape=tf.shape)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        q = self.bigrams.counts(queries)  # repeated 2-grams count each time
+        w = self.weights
+        out = np.zeros((len(queries), self.n), dtype=np.float32)
+        for i in range(len(queries)):
+            row = out[i]
+            # Only the query's own rows of the weights: the work is their nonzeros. (A
+            # sparse product q @ weights does the same sums but builds a sparse result
+            # almost as dense as the scores, in two passes, which was slower; slicing the
+            # weights per query costs more in scipy's bookkeeping than in the sums.)
+            # float32 sums in term order, as weights[terms].T @ counts adds them.
+            for term, count in zip(q.indices[q.indptr[i]:q.indptr[i + 1]].tolist(),
+                                   q.data[q.indptr[i]:q.indptr[i + 1]]):
+                lo, hi = w.indptr[term], w.indptr[term + 1]
+                row[w.indices[lo:hi]] += w.data[lo:hi] * count
+        return out
+
+
+class LSAIndex(Batched):
+    """TF-IDF of the analyzer's terms (at most 60,000: the most frequent in the corpus, ties by
+    term order), a truncated SVD (`lsa_components`) fitted on a seeded sample of at most 6,000
+    chunks, vectors L2-normalised, ranked by cosine (float64, rounded to 1e-9). The TF-IDF is
+    TfidfVectorizer's defaults (smooth idf, raw counts, L2 rows) applied to the same counts as
+    BM25."""
+
+    def __init__(self, texts: Sequence[str], *, seed: int = 0, dims: int = LSA_DIMS,
+                 sample: int = LSA_SAMPLE, max_features: int = LSA_MAX_FEATURES,
+                 analyzer: str = "char2"):
+        from sklearn.feature_extraction.text import TfidfTransformer
+
+        self.n = len(texts)
+        bigrams, tf, _ = fit(analyzer, texts)
+        if len(bigrams) > max_features:
+            totals = np.asarray(tf.sum(axis=1)).ravel()
+            keep = np.sort(np.argsort(-totals, kind="stable")[:max_features])
+            bigrams = bigrams.subset(keep)
+            tf = tf[keep]
+        self.bigrams = bigrams
+        counts = tf.T.tocsr()
+        # no 2-grams at all (one-character chunks): every score is 0
+        self.tfidf = TfidfTransformer().fit(counts) if len(bigrams) else None
+        x = self.tfidf.transform(counts) if self.tfidf is not None else counts
+        rng = np.random.default_rng(seed)
+        rows = np.sort(rng.choice(self.n, size=sample, replace=False)) if self.n > sample \
+            else np.arange(self.n)
+        cap = min(dims, x.shape[1] - 1, len(rows) - 1)
+        # One BLAS thread: on shared CI cores, threads that spin waiting for each other made
+        # the fit many times slower, and a fixed thread count keeps the vectors' last bits
+        # stable.
+        with threadpool_limits(1, user_api="blas"):
+            self.components = lsa_components(x[rows], cap, seed) if cap >= 1 else None
+            self.vectors = self._embed(x)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _embed(self, x: sp.csr_matrix) -> np.ndarray:
+        v = x @ self.components.T if self.components is not None else x.toarray()
+        v = np.asarray(v, dtype=np.float64)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        return v / np.where(norms > 0, norms, 1)
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        q = self.bigrams.counts(queries)
+        with threadpool_limits(1, user_api="blas"):
+            q = self._embed(self.tfidf.transform(q) if self.tfidf is not None else q)
+            # A matrix product's last bits depend on its shape (the batch size); rounding
+            # them off keeps near-equal chunks in id order whatever the batching.
+            return np.round(q @ self.vectors.T, 9)
+
+
+
+def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
+    """The top `dims` right singular vectors of `x` (rows of the result), by the randomized
+    SVD of scikit-learn's TruncatedSVD as LSA uses it: 10 oversamples, 5 power iterations,
+    the same seeded Gaussian start, an exact SVD of the projection.
+
+    Only the range finder is cheaper. scikit-learn normalises after every product, with A
+    and then with A.T, and the first is an LU factorisation of a (terms x 138) matrix; here
+    each iteration applies A.T @ A and normalises once, on the smaller side (chunks, as a
+    rule), both products run on CSR matrices, and the basis of the last product comes from
+    Cholesky QR (`_orthonormal`). The subspace is the same in exact arithmetic: on the
+    default corpus every LSA and hybrid metric, per query, came out as with TruncatedSVD, for
+    less CPU (bench/results/stages.md). Singular vectors keep the signs they
+    come with: a sign flips one coordinate of every vector, which leaves each cosine as it
+    is."""
+    from scipy import linalg
+
+    chunks, terms = x.shape
+    a = x.T.tocsr() if chunks < terms else x  # scikit-learn's choice of side ("auto")
+    at = x if chunks < terms else x.T.tocsr()
+    q = np.random.RandomState(seed).normal(size=(a.shape[1], dims + 10)).astype(x.dtype)
+    for _iteration in range(5):
+        q, _ = linalg.lu(at @ (a @ q), permute_l=True, check_finite=False)
+    q = _orthonormal(a @ q)
+    u, _, vt = linalg.svd((at @ q).T, full_matrices=False, lapack_driver="gesdd",
+                          check_finite=False)
+    # a = q @ (q.T @ a) = (q @ u) s vt: the terms' side is q @ u when a is x transposed
+    return (q @ u[:, :dims]).T if chunks < terms else vt[:dims]
+
+
+def _orthonormal(y: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the columns of a tall `y`, as QR's Q. Cholesky QR done twice:
+    the Gram matrix squares y's condition number, so one pass leaves the basis only roughly
+    orthonormal, and the second pass, on a nearly orthonormal matrix, is exact to rounding.
+    BLAS3 products, faster than Householder QR and as orthonormal on the power iterations
+    output (bench/results/design-figures.md). Householder QR
+    takes over when the first pass fails or leaves the basis far from orthonormal (a badly
+    conditioned or rank-deficient y)."""
+    from scipy import linalg
+
+    try:
+        r = linalg.cholesky(y.T @ y, check_finite=False)
+        q = linalg.solve_triangular(r, y.T, trans="T", check_finite=False).T
+        gram = q.T @ q
+        if np.linalg.norm(gram - np.eye(len(gram))) <= 0.5:
+            r = linalg.cholesky(gram, check_finite=False)
+            return linalg.solve_triangular(r, q.T, trans="T", check_finite=False).T
+    except linalg.LinAlgError:
+        pass
+    return linalg.qr(y, mode="economic", check_finite=False)[0]

@@ -1,0 +1,104 @@
+"""What every index answers, and the batched top-k ranking they share.
+
+`search(queries, k)` returns an int64 array [len(queries), k] of chunk ids in rank order,
+padded with -1 when there are fewer than k chunks. Equal scores rank the lower chunk id
+first, so a ranking is a pure function of the texts and the queries.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+# A batch of dense scores holds at most this many floats, whatever the corpus size.
+_BATCH_CELLS = 1 << 23
+_MAX_BATCH = 256
+# Deep enough for a reciprocal-rank fusion of the parts (hybrid.py).
+RRF_DEPTH = 100
+
+
+class Index(Protocol):
+    """The retriever contract's index: `search` ranks chunk ids per query, -1 padded."""
+
+    def __len__(self) -> int: ...
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray: ...
+
+
+def batches(n_queries: int, n_chunks: int):
+    size = max(1, min(_MAX_BATCH, _BATCH_CELLS // max(n_chunks, 1)))
+    for lo in range(0, n_queries, size):
+        yield lo, min(lo + size, n_queries)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Row-wise ids of the k highest scores, best first, lower id first among equals."""
+    n_rows, n = scores.shape
+    out = np.full((n_rows, k), -1, dtype=np.int64)
+    take = min(k, n)
+    if take == 0 or n_rows == 0:
+        return out
+    if take < n:
+        part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+        kth = scores[np.arange(n_rows)[:, None], part].min(axis=1)[:, None]
+        # argpartition picks arbitrarily among scores equal to the k-th; take the lowest ids
+        above = scores > kth
+        tied = scores == kth
+        need = take - above.sum(axis=1, keepdims=True)
+        chosen = above | (tied & (np.cumsum(tied, axis=1, dtype=np.int32) <= need))
+        cand = np.nonzero(chosen)[1].reshape(n_rows, take)
+    else:
+        cand = np.broadcast_to(np.arange(n), (n_rows, n))
+    rows = np.repeat(np.arange(n_rows), take)
+    flat = cand.ravel()
+    order = np.lexsort((flat, -scores[rows, flat], rows))
+    out[:, :take] = flat[order].reshape(n_rows, take)
+    return out
+
+
+def check_k(k: int) -> None:
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+
+
+class Batched:
+    """Scores queries in batches, so memory stays bounded at any corpus size; subclasses
+    give `n` (the chunk count) and `_score_batch(queries) -> [batch, n] scores`."""
+
+    n: int
+
+    def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Dense [len(queries), len(self)] scores."""
+        return np.vstack([self._score_batch(queries[lo:hi])
+                          for lo, hi in batches(len(queries), self.n)]
+                         or [np.zeros((0, self.n), dtype=np.float32)])
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        """Ranks at least RRF_DEPTH deep and keeps the last ranking: a hybrid over this
+        index, asked for the same queries next, reuses it instead of scoring them again.
+        (A shallower ranking is a prefix of a deeper one: the order is total.)"""
+        check_k(k)
+        queries = list(queries)
+        last = getattr(self, "_last", None)
+        if last is None or last[0] != queries or last[1].shape[1] < k:
+            depth = max(k, RRF_DEPTH)
+            ranked = np.full((len(queries), depth), -1, dtype=np.int64)
+            for lo, hi in batches(len(queries), self.n):
+                ranked[lo:hi] = top_k(self._score_batch(queries[lo:hi]), depth)
+            self._last = last = (queries, ranked)
+        return last[1][:, :k].copy()
+
+
+class EmptyIndex:
+    """No chunks: every query gets an all -1 ranking."""
+
+    def __len__(self) -> int:
+        return 0
+
+    def search(self, queries: Sequence[str], k: int) -> np.ndarray:
+        check_k(k)
+        return np.full((len(queries), k), -1, dtype=np.int64)

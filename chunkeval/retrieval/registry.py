@@ -1,0 +1,167 @@
+"""The retriever registry: names -> Retrievers, the built-ins, outside MODULE:ATTR ones.
+
+A Retriever has a name and a version (both go into results and baselines) and one of three
+shapes: `embed(texts) -> [n, d]` vectors, ranked by cosine (`EmbeddingIndex`, vectors kept
+in the embedding cache), `build(texts) -> Index`, any object with `search(queries, k)`
+(BM25 variants, rerankers, a vector database client), or `fuses`: a reciprocal-rank hybrid
+of registered retrievers. BM25 and LSA take their terms from the corpus's analyzer.
+"""
+
+from __future__ import annotations
+
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import outside
+from ..errors import ConfigError, ContractError, UnknownName
+from . import neural
+from .embedding import EmbeddingIndex
+from .hybrid import HybridIndex
+from .lexical import BM25Index, LSAIndex
+from .ranking import EmptyIndex, Index
+
+
+@dataclass(frozen=True)
+class Retriever:
+    """`embed(texts) -> [n, d]` or `build(texts) -> Index` or `fuses` (names of registered
+    retrievers). `lexical` ones get the corpus's analyzer and the seed: build(texts,
+    analyzer=..., seed=...). Embeddings are computed `batch_size` texts at a time."""
+
+    name: str
+    version: str
+    embed: Callable[[list[str]], np.ndarray] | None = field(default=None, compare=False)
+    build: Callable[..., Index] | None = field(default=None, compare=False)
+    fuses: tuple[str, ...] = ()
+    lexical: bool = False
+    batch_size: int = 64
+    description: str = ""
+
+    def __post_init__(self):
+        shapes = (self.embed is not None) + (self.build is not None) + bool(self.fuses)
+        if shapes != 1:
+            raise ConfigError(f"retriever {self.name!r}: give exactly one of embed, build "
+                              f"or fuses")
+        if not self.name or "|" in self.name:
+            raise ConfigError(f"retriever name {self.name!r}: must be non-empty, without '|'")
+
+    @property
+    def full_version(self) -> str:
+        """The version, and for a hybrid its parts' versions too: a new `use` model makes
+        `hybrid-use` another retriever."""
+        if not self.fuses:
+            return str(self.version)
+        return f"{self.version}({'+'.join(get(p).full_version for p in self.fuses)})"
+
+    def describe(self) -> dict:
+        shape = "embed" if self.embed else "build" if self.build else "hybrid"
+        d = {"name": self.name, "version": self.full_version, "shape": shape}
+        if self.fuses:
+            d["fuses"] = list(self.fuses)
+        return d
+
+
+_REGISTRY: dict[str, Retriever] = {}
+
+
+def register(retriever: Retriever, *, replace: bool = False) -> Retriever:
+    old = _REGISTRY.get(retriever.name)
+    if old is not None and not replace and old is not retriever:
+        raise ConfigError(f"a retriever named {retriever.name!r} is already registered")
+    _REGISTRY[retriever.name] = retriever
+    return retriever
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def get(name: str) -> Retriever:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownName("retriever", name, names(all=True)) from None
+
+
+def names(*, all: bool = False) -> list[str]:
+    """Registered retrievers that can run here; with all=True also those whose optional
+    package is missing (asking for one of those says what to install)."""
+    return [n for n, r in _REGISTRY.items() if all or available(r)]
+
+
+def available(retriever: Retriever) -> bool:
+    return all(available(get(p)) for p in retriever.fuses) and getattr(
+        retriever.embed or retriever.build, "available", True)
+
+
+def load_retriever(spec: str, root=None) -> list[Retriever]:
+    """Import "module:attribute" (with `root` first on the path) and register it.
+
+    The attribute may be a Retriever, a list of them, or a plain callable
+    `embed(texts) -> array [n, d]`: that is named after `f.retriever_name` (default the
+    attribute), versioned by `f.version` (default "0") and batched by `f.batch_size`."""
+    obj: Any = outside.load(spec, "retriever", root)
+    if isinstance(obj, Retriever):
+        found = [obj]
+    elif isinstance(obj, (list, tuple)) and obj and all(isinstance(r, Retriever) for r in obj):
+        found = list(obj)
+    elif callable(obj):
+        attr = spec.partition(":")[2]
+        try:
+            batch_size = int(getattr(obj, "batch_size", 64))
+        except (TypeError, ValueError):
+            raise ConfigError(f"retriever {spec!r}: batch_size "
+                              f"{getattr(obj, 'batch_size')!r} is not a whole number") from None
+        found = [Retriever(name=str(getattr(obj, "retriever_name", attr.rsplit(".", 1)[-1])),
+                           version=str(getattr(obj, "version", "0")), embed=obj,
+                           batch_size=batch_size)]
+    else:
+        raise ConfigError(f"retriever {spec!r}: not a Retriever, a list of them, or an "
+                          "embedding function")
+    for r in found:
+        register(r, replace=True)
+    return found
+
+
+def _register_builtins() -> None:
+    register(Retriever("bm25", "1", build=lambda texts, analyzer, seed: BM25Index(
+        texts, analyzer=analyzer), lexical=True, description="Okapi BM25"))
+    register(Retriever("lsa", "1", build=lambda texts, analyzer, seed: LSAIndex(
+        texts, seed=seed, analyzer=analyzer), lexical=True,
+        description="TF-IDF + truncated SVD, 128 dimensions"))
+    register(Retriever("hybrid", "1", fuses=("bm25", "lsa"), description="RRF of bm25, lsa"))
+    register(Retriever("use", neural.use_version(), embed=neural.use_embed,
+                       batch_size=neural.BATCH,
+                       description="Universal Sentence Encoder multilingual v3"))
+    register(Retriever("hybrid-use", "1", fuses=("bm25", "use"),
+                       description="RRF of bm25, use"))
+
+
+_register_builtins()
+
+
+def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = 0,
+                analyzer: str = "char2", cache=None) -> Index:
+    """An index of `texts` (no memo: hybrids build their parts here too). `cache` is an
+    EmbeddingCache for an embedding retriever; without one, vectors are not kept."""
+    r = retriever if isinstance(retriever, Retriever) else get(retriever)
+    if not available(r):
+        raise ConfigError(f"retriever {r.name!r} needs an optional package: "
+                         f"{getattr(r.embed or r.build, 'install', 'see the README')}")
+    texts = list(texts)
+    if not texts:
+        return EmptyIndex()
+    if r.fuses:
+        return HybridIndex(*[build_index(p, texts, seed=seed, analyzer=analyzer, cache=cache)
+                             for p in r.fuses])
+    if r.build is not None:
+        index = r.build(texts, analyzer=analyzer, seed=seed) if r.lexical else r.build(texts)
+        if not hasattr(index, "search"):
+            raise ContractError(f"retriever {r.name!r}: build() returned "
+                                f"{type(index).__name__}, which has no search(queries, k)")
+        return index
+    if cache is None:
+        return EmbeddingIndex(texts, r.embed)
+    return EmbeddingIndex(texts, lambda batch: cache.embed(batch, r.embed, r.batch_size))

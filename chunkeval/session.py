@@ -1,0 +1,224 @@
+"""One evaluation session, built from the configuration: what the CLI and the pytest plugin
+both work on.
+
+A Session registers the project's own modules (splitters, retrievers, length measure), works
+out what is evaluated (the strategies, each one's retrievers, the query sets) and with which
+settings and gate, and builds the corpus and the evaluation on first use. Everything that
+can be wrong with the configuration is raised when the session is made, as a ChunkevalError
+naming where the value was given; the corpus and its query sets fail when first asked for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import metrics, retrieval, strategies
+from .config import Config, known
+from .corpus import load_corpus
+from .errors import ConfigError, InputError, Problem
+from .evaluate import Evaluation, corpus_summary, default_retrievers
+from .gate.baselines import baseline_path, corpus_identity
+from .gate.verdict import Tolerance
+from .model import Corpus, QuerySet
+from .results import BY_NAME as METRICS
+from .results import Results, Settings
+from .shard import Shard, measured_seconds, parse
+
+
+@dataclass(frozen=True)
+class Case:
+    """One gated comparison: a strategy with a retriever on a query set, or (retriever None)
+    a strategy's cut rate on a query set's view."""
+
+    strategy: str
+    retriever: str | None
+    query_set: str  # a builder name or a JSONL path, as configured
+
+    @property
+    def id(self) -> str:
+        parts = [self.strategy, self.retriever, Path(self.query_set).stem]
+        return "-".join(p for p in parts if p)
+
+    @property
+    def group(self) -> str:
+        """The tests that share this strategy's chunks and indexes on this query set."""
+        return f"{self.strategy}|{self.query_set}"
+
+
+class Session:
+    def __init__(self, config: Config):
+        self.config = config
+        self.splitters = self._register("splitters", "strategies", strategies.load_splitter)
+        self.retrievers = self._register("outside_retrievers", "retrievers",
+                                         retrieval.load_retriever)
+        self.strategies = self._strategy_names()
+        self.plan = self.plan_for(self.strategies)  # strategy -> its retrievers
+        self.settings = self._settings()
+        self.tolerance = self.tolerance_of(family=1)
+        self.shard, self.timings = self._shard()
+        self._corpus: Corpus | None = None
+        self._evaluation: Evaluation | None = None
+
+    # -- what the configuration selects ---------------------------------------------------
+    def _register(self, outside_key: str, selection: str, load) -> dict[str, list[str]]:
+        """Import every MODULE:ATTR of `outside_key` and of `selection` with the project root on
+        the path: spec -> the names it registered. A failure names where the spec was given."""
+        cfg = self.config
+        specs = [(s, outside_key) for s in cfg.values[outside_key]]
+        specs += [(s, selection) for s in cfg.values[selection] if ":" in s]
+        loaded: dict[str, list[str]] = {}
+        for spec, key in specs:
+            if spec not in loaded:
+                try:
+                    loaded[spec] = [x.name for x in load(spec, cfg.root)]
+                except ConfigError as e:
+                    raise ConfigError(f"{cfg.where[key]}: {e}") from None
+        return loaded
+
+    def _strategy_names(self) -> list[str]:
+        """The listed strategies; else every registered one on the built-in corpus; else the
+        project's splitters and the reference strategies."""
+        cfg = self.config
+        if cfg.strategies:
+            chosen = [n for s in cfg.strategies for n in (self.splitters[s] if ":" in s else [s])]
+            return known(dict.fromkeys(chosen), strategies.names(), cfg.where["strategies"],
+                         "strategy")
+        if cfg.builtin_corpus:
+            return strategies.names()
+        own = [n for spec in cfg.splitters for n in self.splitters[spec]]
+        reference = known(cfg.reference, strategies.names(), cfg.where["reference"], "strategy")
+        return list(dict.fromkeys([*own, *reference]))
+
+    def plan_for(self, names: list[str]) -> dict[str, list[str]]:
+        """strategy -> the retrievers it is evaluated with: the listed ones; else every
+        installed built-in (the costly ones on a few strategies) and the outside ones."""
+        cfg = self.config
+        if cfg.retrievers:
+            chosen = [n for r in cfg.retrievers for n in (self.retrievers[r] if ":" in r else [r])]
+            chosen = known(dict.fromkeys(chosen), retrieval.names(all=True),
+                           cfg.where["retrievers"], "retriever")
+            return {s: chosen for s in names}
+        own = [n for spec in cfg.outside_retrievers for n in self.retrievers[spec]]
+        return {s: list(dict.fromkeys([*default_retrievers(s), *own])) for s in names}
+
+    @property
+    def modules(self) -> tuple[tuple[str, str, str], ...]:
+        """The project's modules this session imported, as (what, MODULE:ATTR, root): what a
+        worker process that does not inherit this one's memory imports again."""
+        root = str(self.config.root)
+        length = () if self.config.length == "chars" else (("length", self.config.length, root),)
+        return (*(("splitter", spec, root) for spec in self.splitters),
+                *(("retriever", spec, root) for spec in self.retrievers), *length)
+
+    def _settings(self) -> Settings:
+        cfg = self.config
+        try:
+            metrics.length_function(cfg.length, str(cfg.root))  # imported from the project
+        except ConfigError as e:
+            raise ConfigError(f"{cfg.where['length']}: {e}") from None
+        return Settings(k=cfg.k, budget=cfg.budget, max_queries=cfg.max_queries,
+                        analyzer=cfg.analyzer, length=cfg.length)
+
+    def tolerance_of(self, family: int) -> Tolerance:
+        """The verdict's bounds; `family` is how many comparisons of one strategy are gated."""
+        cfg = self.config
+        gated = tuple(known(cfg.gate, list(METRICS), cfg.where["gate"], "metric"))
+        return Tolerance(min_effect=cfg.min_effect, alpha=cfg.alpha, family=family,
+                         gated=gated, cut_ceiling=cfg.cut_ceiling)
+
+    def _shard(self) -> tuple[Shard | None, dict | None]:
+        """The configured shard and the timings that balance it; (None, None) unsharded."""
+        cfg = self.config
+        if not cfg.shard:
+            return None, None
+        part = parse(cfg.shard, cfg.where["shard"])
+        timings = measured_seconds(read_results(cfg.shard_timings)) if cfg.shard_timings \
+            else None
+        return part, timings
+
+    # -- what it builds on first use ------------------------------------------------------
+    @property
+    def corpus(self) -> Corpus:
+        if self._corpus is None:
+            self._corpus = load_corpus(self.config.corpus,
+                                       max_document_mb=self.config.max_document_mb)
+        return self._corpus
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            evaluation = Evaluation(self.corpus, self.settings,
+                                    query_specs=list(self.config.query_sets) or None,
+                                    result_cache=self.config.result_cache)
+            evaluation.analyzer  # a bad name fails here, once
+            self._evaluation = evaluation
+        return self._evaluation
+
+    def query_specs(self) -> list[str]:
+        """Configured query sets, else every builder that yields queries on the corpus."""
+        return list(self.config.query_sets) or self.evaluation.query_specs
+
+    def query_set(self, spec: str) -> QuerySet:
+        return self.evaluation.query_set(spec)
+
+    def tolerance_for(self, strategy: str) -> Tolerance:
+        """Bonferroni over the strategy's family: every gated comparison of it in this session
+        (its retrievers x query sets x gated metrics), so that a harmless change fails any of
+        them with probability at most alpha."""
+        family = len(self.plan[strategy]) * len(self.query_specs()) * len(self.tolerance.gated)
+        return self.tolerance_of(family)
+
+    def problems(self) -> list[Problem]:
+        found = list(self.corpus.problems)
+        for spec in self.query_specs():
+            found += self.query_set(spec).problems
+        return found
+
+    def cases(self) -> tuple[list[Case], list[Case]]:
+        """The metric cases (strategy x retriever x query set) and the cut-rate cases of the
+        strategies that keep structure."""
+        specs = self.query_specs()
+        retrieval_cases = [Case(s, r, q) for q, s in itertools.product(specs, self.strategies)
+                           for r in self.plan[s]]
+        structured = [s for s in self.strategies if strategies.get(s).keeps_structure]
+        cut = [Case(s, None, q) for q, s in itertools.product(specs, structured)]
+        return retrieval_cases, cut
+
+    @property
+    def corpus_line(self) -> str:
+        c = self.corpus
+        return (f"corpus {c.name} (fingerprint {c.fingerprint}, {len(c)} documents; "
+                f"from {self.config.where['corpus']})")
+
+    # -- the baseline ---------------------------------------------------------------------
+    @property
+    def baseline_path(self) -> Path:
+        return baseline_path(self.config.baselines, self.corpus.name)
+
+    @property
+    def corpus_identity(self) -> str:
+        return corpus_identity(self.config.corpus, self.config.root)
+
+    @property
+    def corpus_record(self) -> dict:
+        """The corpus as a baseline records it."""
+        return {**corpus_summary(self.corpus).to_json(), "identity": self.corpus_identity}
+
+
+def read_results(path: str | Path) -> Results:
+    """A results.json, checked; InputError naming the file and what is wrong with it."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(path), "no such file") from None
+    except OSError as e:
+        raise InputError(str(path), f"cannot read it: {e.strerror or e}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"not valid JSON: {e}") from None
+    return Results.from_json(data, str(path))

@@ -1,0 +1,211 @@
+"""What several test modules build: small corpora written here (generated pages of word
+pairs, and manuals of named topics), and results made up to given numbers, as results.json
+holds them and as the typed Result.
+
+Imported as `from helpers import ...` (the tests folder is on the path of every test run).
+"""
+
+import html
+import random
+from pathlib import Path
+
+import numpy as np
+
+from chunkeval.model import Corpus, Document, Part
+from chunkeval.results import Result, Results
+
+ADJ = ("amber basalt cobalt dusky ember frosty granite hazel indigo jade khaki lunar maroon "
+       "nickel ochre pewter quartz russet sable teal umber velvet willow xenon").split()
+NOUN = ("anchor beacon canal delta engine falcon glacier harbor island jetty kettle lantern "
+        "meadow nectar orchard pylon quarry rudder signal tunnel").split()
+FILLER = ("the a of and to in for with on by from at is was are be this that it as or system "
+          "value file list page data mode step rule path user note part item form").split()
+
+
+def _sentence(rng: random.Random, keys: list[str], n: int = 12) -> str:
+    words = [rng.choice(FILLER) for _ in range(n)]
+    for k in keys:
+        words.insert(rng.randrange(len(words) + 1), k)
+    return " ".join(words).capitalize() + "."
+
+
+def corpus_pages(n_docs: int = 40, seed: int = 7) -> dict[str, str]:
+    """Pages of three sections each, titled by a unique word pair the section's prose repeats,
+    so every title is a section-titles query (120 in all) a retriever can answer."""
+    rng = random.Random(seed)
+    pairs = [(a, b) for a in ADJ for b in NOUN]
+    rng.shuffle(pairs)
+    pages = {}
+    for d in range(n_docs):
+        body = [f"<h1>Manual page {d}</h1>", f"<p>{_sentence(rng, [], 10)}</p>"]
+        for s in range(3):
+            a, b = pairs[d * 3 + s]
+            tag = "h3" if s == 2 else "h2"
+            body.append(f"<{tag}>{a.capitalize()} {b}</{tag}>")
+            for _ in range(2):
+                body.append("<p>" + " ".join(_sentence(rng, [a, b]) for _ in range(3)) + "</p>")
+            if s == 0:
+                rows = "".join(f"<tr><td>{a}-{r}</td><td>"
+                               f"{' '.join(rng.choice(FILLER) for _ in range(8))}</td></tr>"
+                               for r in range(6))
+                body.append(f"<table><tr><th>key</th><th>meaning</th></tr>{rows}</table>")
+            if s == 1:
+                code = "\n".join(f"{b}_{i} = {rng.randrange(1000)}  # {rng.choice(FILLER)}"
+                                 for i in range(5))
+                body.append(f"<pre>{html.escape(code)}</pre>")
+        pages[f"page{d:02d}.html"] = (
+            f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Manual page {d}</title>"
+            "</head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return pages
+
+
+# -- results made up to given numbers -------------------------------------------------------
+
+BUDGETS = (500, 1000, 1500, 2000, 3000, 4000)
+
+# strategy: family, mean length, chunk count, cut rate, Recall@5, budget recall
+STRATEGIES = {
+    "fixed-200": ("fixed", 200, 3440, 0.80, 0.213, 0.373),
+    "fixed-400": ("fixed", 400, 1720, 0.71, 0.301, 0.353),
+    "fixed-400-ov200": ("fixed", 400, 3430, 0.72, 0.290, 0.322),
+    "fixed-1600": ("fixed", 1600, 430, 0.40, 0.441, 0.180),
+    "recursive-400-ov40": ("recursive", 284, 2254, 0.52, 0.310, 0.362),
+    "structure-800": ("structure", 612, 1120, 0.07, 0.402, 0.301),
+}
+
+
+def make_results(strategies: dict = STRATEGIES, *, retrievers=("bm25", "lsa", "hybrid"),
+                 query_sets: dict[str, int] | None = None, overlap: dict | None = None) -> dict:
+    """A results document with the given numbers; per-query values average to them."""
+    query_sets = query_sets or {"faq-headings": 20}
+    overlap = overlap or {"boundaries": 84, "zero": 71, "mean": 3.6, "max": 37}
+    rows = []
+    for qs, n in query_sets.items():
+        for name, (family, mean_len, count, cut, recall, budget) in strategies.items():
+            for j, ret in enumerate(retrievers):
+                r, b = recall - 0.01 * j, budget - 0.01 * j
+                # Alternating +-0.1 around the mean keeps the mean exact for even n.
+                cov = [min(1.0, max(0.0, r + (0.1 if i % 2 else -0.1))) for i in range(n)]
+                bcov = [min(1.0, max(0.0, b + (0.1 if i % 2 else -0.1))) for i in range(n)]
+                rows.append({
+                    "strategy": name, "retriever": ret, "query_set": qs,
+                    "metrics": {
+                        "recall_at_k": {"value": r, "se": 0.034},
+                        "budget_recall": {"value": b, "se": 0.014},
+                        "complete_rate": {"value": 0.23, "se": 0.02},
+                        "doc_hit_at_k": {"value": 0.921, "se": 0.01},
+                        "precision": {"value": 0.12, "se": 0.01},
+                        "iou": {"value": 0.1, "se": 0.01},
+                        "mrr_at_k": {"value": 0.456, "se": 0.02},
+                        "ndcg_at_k": {"value": 0.321, "se": 0.02},
+                        "cut_rate": {"value": cut, "blocks": 900, "cut": round(cut * 900)}},
+                    "budget_curve": {str(x): {"value": min(1.0, b * x / 2000), "se": 0.014}
+                                     for x in BUDGETS},
+                    "chunks": {"count": count, "mean_len": mean_len, "max_len": mean_len * 2,
+                               "under_30": 3,
+                               "overlap": dict(overlap) if name.startswith("recursive") else
+                               {"boundaries": max(0, count - 48), "zero": max(0, count - 48), "mean": 0,
+                                "max": 0}},
+                    "seconds": {"split": 0.02, "index": 0.2, "search": 0.05},
+                    "per_query": [{"id": f"q{i}", "coverage": cov[i], "budget_coverage": bcov[i],
+                                   "doc_hit": True, "retrieved": [["doc.html", 0, 400, 400]]}
+                                  for i in range(n)],
+                })
+    return {
+        "schema": 1, "chunkeval": "0.1.0",
+        "corpus": {"name": "debian-ja", "fingerprint": "abc123", "documents": 48,
+                   "chars": 690000},
+        "settings": {"k": 5, "budget": 2000, "budgets": list(BUDGETS), "shingle": 8,
+                     "complete_at": 0.95, "seed": 0},
+        "query_sets": {qs: {"queries": n, "fingerprint": "f" + qs} for qs, n in query_sets.items()},
+        "strategies": {name: {"family": v[0], "params": {}, "slices": True}
+                       for name, v in strategies.items()},
+        "results": rows,
+    }
+
+
+def rows_of(doc: dict, strategy: str) -> list[dict]:
+    return [r for r in doc["results"] if r["strategy"] == strategy]
+
+
+def typed(doc: dict) -> Results:
+    """A results document as the report stages take it: checked, typed."""
+    return Results.from_json(doc, "results.json")
+
+
+def a_result(coverage, doc_hit=None, name: str = "s", **fields) -> Result:
+    """A result whose queries have these coverages (budget coverage the same), all from the
+    gold document unless `doc_hit` says otherwise; `fields` override the rest."""
+    coverage = np.clip(np.asarray(coverage, dtype=float), 0, 1)
+    doc_hit = np.ones(len(coverage), bool) if doc_hit is None else doc_hit
+    rows = [{"id": f"q{i}", "coverage": float(c), "budget_coverage": float(c),
+             "doc_hit": bool(h), "retrieved": []}
+            for i, (c, h) in enumerate(zip(coverage, doc_hit))]
+    mean = float(coverage.mean()) if len(coverage) else 0.0
+    data = {"strategy": name, "retriever": "bm25", "query_set": "qs",
+            "metrics": {m: {"value": mean, "se": 0.0} for m in
+                        ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k")}
+            | {"cut_rate": {"value": 0.1, "blocks": 10, "cut": 1}},
+            "chunks": {"count": 10, "mean_len": 100.0, "max_len": 200, "under_30": 0,
+                       "overlap": {"boundaries": 0, "zero": 0, "mean": 0.0, "max": 0}},
+            "seconds": {"split": 0.0, "index": 0.0, "search": 0.0}, "per_query": rows}
+    return Result.from_json(data | fields, "a made-up result")
+
+
+# -- a corpus without files ----------------------------------------------------------------
+
+TOPICS = ["install", "configure", "upgrade", "backup", "network", "printing", "kernel",
+          "firewall", "mirror", "locale", "sound", "storage"]
+
+
+def tiny_corpus() -> Corpus:
+    """Four manuals of three sections each, built from parts (no parsing, no files)."""
+    docs = []
+    for d in range(4):
+        title = f"Manual {d}"
+        parts = [Part("heading1", title, (title, "", ""))]
+        for t, topic in enumerate(TOPICS[d * 3:d * 3 + 3]):
+            h2 = f"Section on {topic}"
+            parts.append(Part("heading2", h2, (title, h2, "")))
+            for p in range(3):
+                parts.append(Part("paragraph", f"The {topic} step {p} of manual {d}: run the "
+                                  f"{topic} command with option {p}, check its log, and repeat "
+                                  f"until the {topic} status reads ready.", (title, h2, "")))
+        docs.append(Document.from_parts(f"m{d}.html", title, parts))
+    return Corpus("tiny", tuple(docs))
+
+
+def write_manuals(root: Path, *, parts: int = 4, markdown: bool = False, folder: str = "",
+                  code: bool = False) -> Path:
+    """Manuals `part0` ... under root/folder, as HTML or Markdown: a page a part, a section a
+    topic (TOPICS, three each), each section three numbered steps and a table of the topic,
+    and with `code` a code block of two commands. The steps read "To handle backup in step 0,
+    open the backup panel, choose option 0 and confirm; the backup log then shows the new
+    state." (in Markdown with a line break before "and confirm")."""
+    where = root / folder
+    where.mkdir(parents=True, exist_ok=True)
+    for d in range(parts):
+        topics = TOPICS[d * 3:d * 3 + 3]
+        if markdown:
+            out = [f"# Part {d}\n"]
+            for t in topics:
+                out.append(f"## Working with {t}\n")
+                out += [f"To handle {t} in step {p}, open the {t} panel, choose option {p}\n"
+                        f"and confirm; the {t} log then shows the new state.\n" for p in range(3)]
+                out.append(f"| name | value |\n|---|---|\n| {t} | {d} |\n")
+                if code:
+                    out.append(f"```\n{t} --check\n\n{t} --apply\n```\n")
+            (where / f"part{d}.md").write_text("\n".join(out), encoding="utf-8")
+            continue
+        sections = "".join(
+            f"<h2>Working with {t}</h2>"
+            + "".join(f"<p>To handle {t} in step {p}, open the {t} panel, choose option {p} "
+                      f"and confirm; the {t} log then shows the new state.</p>" for p in range(3))
+            + f"<table><tr><th>name</th><th>value</th></tr><tr><td>{t}</td><td>{d}</td></tr>"
+              "</table>"
+            + (f"<pre>{t} --check\n\n{t} --apply</pre>" if code else "")
+            for t in topics)
+        (where / f"part{d}.html").write_text(
+            f"<html><head><title>Part {d}</title></head><body><h1>Part {d}</h1>{sections}"
+            "</body></html>", encoding="utf-8")
+    return root

@@ -1,0 +1,120 @@
+"""The package's shape: no import cycles (every import counted, also those inside functions),
+a face of a few names, and the type marker shipped."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import chunkeval
+
+PACKAGE = Path(chunkeval.__file__).parent
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _resolve(path: Path, node: ast.ImportFrom) -> list[Path]:
+    """The package's own modules a relative `from ... import ...` names."""
+    base = path.parent
+    for _ in range(node.level - 1):
+        base = base.parent
+    if node.module:
+        base = base.joinpath(*node.module.split("."))
+    if base.with_suffix(".py").is_file():
+        return [base.with_suffix(".py")]
+    out = []
+    for alias in node.names:  # `from . import a`: a may be a module of the package
+        sub = base / alias.name
+        if sub.with_suffix(".py").is_file():
+            out.append(sub.with_suffix(".py"))
+        elif (sub / "__init__.py").is_file():
+            out.append(sub / "__init__.py")
+        elif (base / "__init__.py").is_file():
+            out.append(base / "__init__.py")  # a name the package itself defines
+    return out
+
+
+def import_graph() -> dict[Path, set[Path]]:
+    graph: dict[Path, set[Path]] = {}
+    for path in _modules():
+        arrows = graph.setdefault(path, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                arrows.update(_resolve(path, node))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                    else [node.module or ""]
+                for name in names:
+                    if name == "chunkeval" or name.startswith("chunkeval."):
+                        raise AssertionError(f"{path}: import {name} absolutely; the package "
+                                             "imports itself relatively")
+    return graph
+
+
+def cycles(graph: dict[Path, set[Path]]) -> list[list[Path]]:
+    """Strongly connected components of more than one module, or a module importing itself
+    (Tarjan's algorithm)."""
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    on_stack: set[Path] = set()
+    found: list[list[Path]] = []
+
+    def visit(v: Path) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1 or v in graph.get(v, ()):
+                found.append(part)
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_package_has_no_import_cycles():
+    graph = import_graph()
+    assert sum(len(a) for a in graph.values()) > 100  # the walk found the imports
+    found = cycles(graph)
+    assert not found, "import cycles: " + "; ".join(
+        " <-> ".join(str(p.relative_to(PACKAGE)) for p in part) for part in found)
+
+
+def test_the_cycle_finder_finds_a_cycle_inside_a_function():
+    a, b, c = Path("a.py"), Path("b.py"), Path("c.py")
+    assert cycles({a: {b}, b: {c}, c: set()}) == []
+    assert sorted(cycles({a: {b}, b: {a}, c: set()})[0]) == [a, b]
+
+
+def test_the_face_names_the_types_a_project_meets():
+    assert set(chunkeval.__all__) >= {"Block", "Chunk", "Document", "Strategy", "Retriever",
+                                      "Index", "ChunkevalError"}
+    for name in chunkeval.__all__:
+        assert getattr(chunkeval, name) is not None, name
+    from chunkeval.errors import ConfigError, InputError, UnknownName
+    assert all(issubclass(e, chunkeval.ChunkevalError)
+               for e in (ConfigError, InputError, UnknownName))
+    assert issubclass(UnknownName, LookupError)
+
+
+def test_the_type_marker_ships_with_the_package():
+    assert (PACKAGE / "py.typed").is_file()
+    pyproject = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'chunkeval = ["py.typed"]' in pyproject
