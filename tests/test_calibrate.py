@@ -118,9 +118,9 @@ def test_the_calibrated_gate_uses_the_measured_noise_and_leaves_each_harmless_tr
     assert noise_floors(harmless_diffs(doc), leave_out=0)["bm25|q"]["recall_at_k"].trials == 19
 
 
-def test_calibrate_records_the_noise_floor_only_into_matching_entries(tmp_path, monkeypatch,
-                                                                         capsys):
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+@pytest.fixture
+def topics(tmp_path, monkeypatch, cache_dir):
+    """Three pages of four short sections each, in tmp_path/docs; the working directory."""
     monkeypatch.chdir(tmp_path)
     root = tmp_path / "docs"
     root.mkdir()
@@ -129,6 +129,12 @@ def test_calibrate_records_the_noise_floor_only_into_matching_entries(tmp_path, 
                        f"choose option {d}, read the log of {t}.</p>" for t in range(4))
         (root / f"p{d}.html").write_text(f"<html><body><h1>P{d}</h1>{body}</body></html>",
                                          encoding="utf-8")
+    return root
+
+
+def test_calibrate_records_the_noise_floor_only_into_matching_entries(topics, tmp_path,
+                                                                         capsys):
+    root = topics
     args = ["calibrate", "fixed-200", "--corpus", str(root), "--queries", "section-titles",
             "--retrievers", "bm25", "--trials", "4", "--drops", "0.5", "--drop-trials", "1",
             "--out", str(tmp_path / "out")]
@@ -148,18 +154,9 @@ def test_calibrate_records_the_noise_floor_only_into_matching_entries(tmp_path, 
     assert entry.noise["recall_at_k"].trials == 4
 
 
-def test_calibrate_judges_with_the_projects_tolerance_and_says_so(tmp_path, monkeypatch, capsys):
+def test_calibrate_judges_with_the_projects_tolerance_and_says_so(topics, tmp_path, capsys):
     """alpha, min_effect and gate come from [tool.chunkeval] like every other setting, and
     the calibration's JSON records the tolerance it judged with."""
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    root = tmp_path / "docs"
-    root.mkdir()
-    for d in range(3):
-        body = "".join(f"<h2>Topic {d} {t}</h2><p>About {t} number {d}: open panel {t}, "
-                       f"choose option {d}, read the log of {t}.</p>" for t in range(4))
-        (root / f"p{d}.html").write_text(f"<html><body><h1>P{d}</h1>{body}</body></html>",
-                                         encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["section-titles"]\nalpha = 0.31\n'
         'min_effect = 0.07\ngate = ["recall_at_k", "doc_hit_at_k"]\n', encoding="utf-8")
@@ -167,8 +164,8 @@ def test_calibrate_judges_with_the_projects_tolerance_and_says_so(tmp_path, monk
     assert main(["calibrate", "fixed-200", "--retrievers", "bm25", "--trials", "3",
                  "--drops", "0.5", "--drop-trials", "1", "--out", str(out)]) == 0
     written = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
-    assert written["tolerance"] == {"alpha": 0.31, "min_effect": 0.07,
-                                    "gated": ["recall_at_k", "doc_hit_at_k"], "family": 1}
+    assert written["tolerance"] == {"alpha": 0.31, "min_effect": 0.07, "cut_ceiling": 0.25,
+                                    "gated": ["recall_at_k", "doc_hit_at_k"]}
     for table in (written["bootstrap"], written["calibrated"]):
         assert (table["alpha"], table["min_effect"]) == (0.31, 0.07)
         assert table["gated"] == ["recall_at_k", "doc_hit_at_k"]

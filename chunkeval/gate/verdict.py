@@ -57,9 +57,10 @@ class Tolerance:
         return q * noise.sd * math.sqrt(1 + 1 / j)
 
     def to_json(self) -> dict:
-        """What a verdict was judged with, as calibrate's report records it."""
+        """The bounds a project sets, as calibrate's report records them (the family is
+        the judged table's own)."""
         return {"alpha": self.alpha, "min_effect": self.min_effect, "gated": list(self.gated),
-                "family": self.family}
+                "cut_ceiling": self.cut_ceiling}
 
 
 DEFAULT_TOLERANCE = Tolerance()
