@@ -69,8 +69,10 @@ def chunkeval_command(code: str | None) -> tuple[list[str], dict]:
 
 def supports_limit(code: str | None) -> bool:
     """Versions before the document size limit have no --max-document-mb."""
-    cli = Path(code or Path(__file__).parent.parent) / "chunkeval" / "cli.py"
-    return "--max-document-mb" in cli.read_text(encoding="utf-8")
+    cmd, env = chunkeval_command(code)
+    shown = subprocess.run([*cmd, "corpus", "info", "--help"], env=env, capture_output=True,
+                           text=True).stdout
+    return "--max-document-mb" in shown
 
 
 def measure(corpus: Path, code: str | None) -> dict:

@@ -59,16 +59,17 @@ def dask_map(evaluation, tasks, rets, workers):
     once, tasks handed out costliest first as workers free up."""
     from distributed import Client, LocalCluster, as_completed
 
-    from chunkeval.executors import _portable, task_costs
+    from chunkeval.executors import task_costs
 
     def run(evaluation, task):
-        return evaluation._task(task, rets)
+        return evaluation.run_task(task, rets)
 
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=logging.ERROR)
     try:
         with Client(cluster) as client:
-            shipped = client.scatter(_portable(evaluation), broadcast=True)
+            # an evaluation pickles with its inputs only (Evaluation.__getstate__)
+            shipped = client.scatter(evaluation, broadcast=True)
             cost = task_costs(evaluation, tasks)
             todo = iter(sorted(tasks, key=lambda t: -cost[t]))
             futures, running = {}, as_completed()
@@ -92,7 +93,7 @@ def dask_map(evaluation, tasks, rets, workers):
 def child(engine: str, workers: int, names: list[str], rets: list[str]) -> dict:
     from chunkeval.corpus import load_corpus
     from chunkeval.evaluate import Evaluation
-    from chunkeval.executors import RayExecutor
+    from chunkeval.executors import ProcessPool, RayExecutor
 
     evaluation = Evaluation(load_corpus("debian-ja"))
     specs = evaluation.query_specs
@@ -103,7 +104,7 @@ def child(engine: str, workers: int, names: list[str], rets: list[str]) -> dict:
     with PeakRSS() as rss:
         t0 = time.perf_counter()
         if engine == "process":
-            evaluation.run(names, rets, jobs=workers, progress=False)
+            evaluation.run(names, rets, progress=False, executor=ProcessPool(workers))
             out["startup_s"] = 0.0
         elif engine == "dask":
             from distributed import Client, LocalCluster
@@ -120,7 +121,7 @@ def child(engine: str, workers: int, names: list[str], rets: list[str]) -> dict:
                      logging_level=logging.ERROR)
             out["startup_s"] = time.perf_counter() - t0
             # the executor finds the cluster running and leaves it to us
-            list(RayExecutor(workers=workers).map(evaluation, tasks, rets))
+            list(RayExecutor(workers=workers).map(evaluation, tasks, dict.fromkeys(names, rets)))
             ray.shutdown()
         out["wall_s"] = time.perf_counter() - t0
     out["peak_mb"] = round(rss.peak / 2**20)

@@ -133,21 +133,21 @@ def child(root: Path, multiple: float, names: list[str], rets: list[str]) -> dic
     corpus, qs, what = corpus_of(root, multiple)
     t1 = time.perf_counter()
     cpu0 = _cpu()
-    doc = Evaluation(corpus, query_specs=[qs]).run(names, rets, progress=False, jobs=1)
+    doc = Evaluation(corpus, query_specs=[qs]).run(names, rets, progress=False)
     t2 = time.perf_counter()
     phases = {"split": 0.0, "index": 0.0, "search": 0.0}
     seen = set()
-    for r in doc["results"]:
-        phases["index"] += r["seconds"]["index"]
-        phases["search"] += r["seconds"]["search"]
-        if r["strategy"] not in seen:  # every retriever's entry repeats the split seconds
-            seen.add(r["strategy"])
-            phases["split"] += r["seconds"]["split"]
+    for r in doc.results:
+        phases["index"] += r.seconds.index
+        phases["search"] += r.seconds.search
+        if r.strategy not in seen:  # every retriever's entry repeats the split seconds
+            seen.add(r.strategy)
+            phases["split"] += r.seconds.split
     return {"multiple": multiple, "what": what, "documents": len(corpus), "chars": corpus.chars,
             "queries": len(qs), "load_s": round(t1 - t0, 1), "evaluate_s": round(t2 - t1, 1),
             "phases_s": {k: round(v, 1) for k, v in phases.items()},
-            "recall": {f"{r['strategy']} {r['retriever']}":
-                       round(r["metrics"]["recall_at_k"]["value"], 4) for r in doc["results"]},
+            "recall": {f"{r.strategy} {r.retriever}": round(r.metrics["recall_at_k"].value, 4)
+                       for r in doc.results},
             "cpu_s": round(_cpu() - cpu0, 1),
             "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 

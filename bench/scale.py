@@ -42,9 +42,9 @@ def child(n: int, names: list[str], rets: list[str]) -> dict:
     doc = evaluation.run(names, rets, progress=False)
     t2 = time.perf_counter()
     phases = {"split": 0.0, "index": 0.0, "search": 0.0}
-    for r in doc["results"]:
+    for r in doc.results:
         for k in phases:
-            phases[k] += r["seconds"][k]
+            phases[k] += getattr(r.seconds, k)
     return {"copies": n, "documents": len(corpus), "chars": corpus.chars,
             "queries": {s: len(evaluation.query_set(s)) for s in specs},
             "query_sets_s": round(t1 - t0, 2), "evaluate_s": round(t2 - t1, 2),

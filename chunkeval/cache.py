@@ -12,6 +12,8 @@ import time
 import zlib
 from pathlib import Path
 
+from .errors import ConfigError
+
 ENV_VAR = "CHUNKEVAL_CACHE"
 # A temporary file this old was left by a write that was killed: no live write takes this
 # long, so the next write to the same place removes it.
@@ -96,7 +98,7 @@ def limit_from_env(var: str, default_mb: float) -> int:
     try:
         return int(float(raw) * 2**20) if raw else int(default_mb * 2**20)
     except ValueError:
-        raise ValueError(f"${var}={raw!r}: expected a size in MB") from None
+        raise ConfigError(f"${var}={raw!r}: expected a size in MB") from None
 
 
 def results_limit_bytes() -> int:

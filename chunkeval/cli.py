@@ -4,8 +4,8 @@ Every option that is a setting comes from config.SETTINGS, so the commands, the 
 and `[tool.chunkeval]` share its names, help and defaults; each command then works on one
 session.Session, as the plugin does.
 
-Exit codes: 0 done; 1 done but with problems under --strict, or a strategy failed;
-2 bad input or usage. Anything else that escapes is a bug and shows its traceback.
+Exit codes: 0 done; 1 done but with problems under --strict; 2 bad input or usage; 130
+interrupted. Anything else that escapes is a bug and shows its traceback.
 """
 
 from __future__ import annotations
@@ -142,8 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Evaluate harmless and degraded variants of a strategy and "
                                      "judge them with the gate's tolerance (alpha, min_effect, "
                                      "gate: the options below, else [tool.chunkeval]). Retrievers "
-                                     f"default to {', '.join(CALIBRATION_RETRIEVERS)} unless "
-                                     "--retrievers or [tool.chunkeval] retrievers names others.")
+                                     f"default to {', '.join(CALIBRATION_RETRIEVERS)} and your "
+                                     "outside ones (--retriever) unless --retrievers or "
+                                     "[tool.chunkeval] retrievers names others.")
     cal.add_argument("strategy", help="the strategy to calibrate")
     config.add_options(cal, "calibrate")
     cal.add_argument("--trials", type=int, default=50, metavar="N",
@@ -186,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _session(args) -> Session:
-    """The project's settings with this command's options over them."""
-    return Session(config.load(command_line=config.given(args)))
+def _session(args, check: bool = True) -> Session:
+    """The project's settings with this command's options over them; `check`: every setting
+    resolved now."""
+    session = Session(config.load(command_line=config.given(args)))
+    return session.check() if check else session
 
 
 def _out_dir(out: str) -> Path:
@@ -244,7 +247,7 @@ def _report_problems(problems: list[Problem], strict: bool) -> int:
 
 
 def _info(args) -> int:
-    session = _session(args)
+    session = _session(args, check=False)
     corpus, evaluation = session.corpus, session.evaluation
     sets = {spec: evaluation.query_set(spec) for spec in evaluation.query_specs}
     blocks = Counter(b.kind for d in corpus.documents for b in d.blocks)
@@ -291,7 +294,7 @@ def _info(args) -> int:
 
 # -- strategies ----------------------------------------------------------------------------------
 def _strategies(args) -> int:
-    _session(args)  # registers the project's splitters
+    _session(args, check=False)  # registers the project's splitters
     listed = [s.describe() for s in strategies.all_strategies()]
     if args.json:
         print(json.dumps(listed, ensure_ascii=False, indent=2))
@@ -378,9 +381,10 @@ def _compare(args) -> int:
         retriever = load_retriever(retriever, session.config.root)[0].name
     if args.results:
         results = read_results(args.results)
-        if not results.query_set_names:
+        present = report.View(results).query_sets  # the sets that have results, in order
+        if not present:
             raise InputError(args.results, "holds no results")
-        query_set = args.query_set or results.query_set_names[0]
+        query_set = args.query_set or present[0]
         picked = {r.strategy: r for r in results.results
                   if r.retriever == retriever and r.query_set == query_set}
         missing = [s for s in (args.a, args.b) if s not in picked]
@@ -388,6 +392,9 @@ def _compare(args) -> int:
             raise InputError(args.results, f"no {retriever} results on {query_set!r} for "
                                            f"{', '.join(missing)}")
         a, b = picked[args.a], picked[args.b]
+        if [q.id for q in a.per_query] != [q.id for q in b.per_query]:
+            raise InputError(args.results, f"{args.a} and {args.b} were not measured on the same "
+                                           f"queries of {query_set!r}")
         complete_at = results.settings.complete_at
     else:
         for name in (args.a, args.b):
@@ -417,8 +424,9 @@ def _compare(args) -> int:
 def _calibrate(args) -> int:
     session = _session(args)
     strategies.get(args.strategy)
-    rets = (session.plan_for([args.strategy])[args.strategy]
-            if session.config.retrievers else list(CALIBRATION_RETRIEVERS))
+    own = [n for names in session.retrievers.values() for n in names]
+    rets = (session.plan_for([args.strategy])[args.strategy] if session.config.retrievers
+            else list(dict.fromkeys([*CALIBRATION_RETRIEVERS, *own])))
     try:
         drops = [float(d) for d in args.drops.split(",") if d.strip()]
     except ValueError:
@@ -430,7 +438,7 @@ def _calibrate(args) -> int:
         raise ConfigError(f"{session.config.where['alpha']}: alpha must lie in (0, 1)")
     evaluation = session.evaluation
     if args.from_trials:
-        trials = _read_trials(args.from_trials, args.strategy)
+        trials = calibrate.read_trials(args.from_trials, args.strategy)
     else:
         trials = calibrate.run_trials(evaluation, args.strategy, rets, trials=args.trials,
                                       drops=drops, drop_trials=args.drop_trials)
@@ -452,21 +460,6 @@ def _calibrate(args) -> int:
     if args.record:
         _record_noise(session, trials, floors)
     return _report_problems(session.problems(), session.config.strict)
-
-
-def _read_trials(path: str, strategy: str) -> dict:
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        ok = (isinstance(doc, dict) and isinstance(doc.get("baseline"), dict)
-              and isinstance(doc.get("trials"), list) and "complete_at" in doc)
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise InputError(path, f"cannot read the calibration trials: {e}") from None
-    if not ok:
-        raise InputError(path, "not a calibration trials document (calibrate writes "
-                               "calibration-<strategy>-trials.json)")
-    if doc.get("strategy") != strategy:
-        raise InputError(path, f"holds the trials of {doc.get('strategy')!r}, not {strategy!r}")
-    return doc
 
 
 def _record_noise(session: Session, trials: dict, floors: dict) -> None:
@@ -597,7 +590,7 @@ reference = {toml_list(strategies.REFERENCE)}
 retrievers = ["bm25", "lsa", "hybrid"]
 # k = {DEFAULTS.k}              # chunks handed per query (Recall@k)
 # budget = {DEFAULTS.budget}      # context budget in characters (budget recall)
-# min_effect = {config.BY_NAME["min_effect"].default:g}  # a drop smaller than this never fails
+# min_effect = {config.BY_NAME["min_effect"].default:g}  # a drop smaller than this ({config.BY_NAME["min_effect"].default * 100:g} points) never fails
 # strict = false     # true: problems in the documents or query files fail the run
 """
 

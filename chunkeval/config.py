@@ -209,7 +209,6 @@ class Config:
     values: dict[str, Any]
     where: dict[str, str]  # setting -> where its value came from, for messages
     configured: bool  # the project has a [tool.chunkeval] section
-    pytest: bool = False  # read by the pytest plugin: messages name its options
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -264,7 +263,7 @@ def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
         else:
             values[s.name] = _convert(s, *found[0])
         where[s.name] = " and ".join(place for _, place, _ in found) if s.adds else found[0][1]
-    return Config(root, values, where, configured=section is not None, pytest=ini is not None)
+    return Config(root, values, where, configured=section is not None)
 
 
 def _set(value: Any) -> bool:

@@ -32,7 +32,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import __version__, cache, metrics, outside, queries, retrieval, strategies
-from .errors import InputError
+from .errors import ContractError, InputError
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
@@ -111,9 +111,6 @@ class Evaluation:
                 self.corpus, spec, max_queries=self.settings.max_queries, seed=self.settings.seed)
         return self._query_sets[spec]
 
-    def query_set_name(self, spec: str) -> str:
-        return self.query_set(spec).name
-
     def chunked(self, strategy_name: str, spec: str) -> Chunked:
         key = (strategy_name, spec)
         if key not in self._chunked:
@@ -122,7 +119,13 @@ class Evaluation:
             t0 = time.perf_counter()
             searched: list[Chunk] = []
             for doc in view.documents:
-                searched.extend(strategy.split(doc))
+                out = strategy.split(doc)
+                chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) \
+                    else out
+                if not isinstance(chunks, list) or not all(isinstance(c, Chunk) for c in chunks):
+                    raise ContractError(f"strategy {strategy_name!r} on {doc.id}: split() "
+                                        f"returned {_kind(chunks)}, not a list of Chunk")
+                searched.extend(chunks)
             seconds = time.perf_counter() - t0
             handed, parent_of = _handed(searched)
             rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
@@ -159,9 +162,11 @@ class Evaluation:
         depth = max(SEARCH_DEPTH, self.settings.k)
         t0 = time.perf_counter()
         if chunked.parent_of is None:
-            ranked = index.search(texts, depth)
+            ranked = _checked(index.search(texts, depth), len(texts), len(chunked.searched),
+                              retriever)
         else:
-            children = index.search(texts, depth * CHILD_DEPTH_FACTOR)
+            children = _checked(index.search(texts, depth * CHILD_DEPTH_FACTOR), len(texts),
+                                len(chunked.searched), retriever)
             ranked = _merge_into_parents(children, chunked.parent_of, depth)
         return ranked, time.perf_counter() - t0
 
@@ -279,6 +284,13 @@ class Evaluation:
             del self._indexes[key]
         self._chunked.pop((strategy_name, spec), None)
 
+    def forget(self, strategy_name: str) -> None:
+        """Everything built for a strategy, its results included (a throwaway variant)."""
+        for spec in self.query_specs:
+            self.release(strategy_name, spec)
+        for key in [k for k in self._results if k[0] == strategy_name]:
+            del self._results[key]
+
     def __getstate__(self) -> dict:
         """An evaluation travels (to a Ray worker) with its inputs only: what a run builds
         (chunks, indexes, results, loaded embeddings) is built again where it is needed."""
@@ -314,6 +326,27 @@ def default_retrievers(strategy: str) -> list[str]:
     """Every registered retriever that can run here, the limited ones on their strategies."""
     return [r for r in retrieval.names()
             if r not in LIMITED_RETRIEVERS or strategy in strategies.FEW]
+
+
+def _kind(value) -> str:
+    if isinstance(value, list):
+        odd = next((c for c in value if not isinstance(c, Chunk)), None)
+        return f"a list holding a {type(odd).__name__}"
+    return f"a {type(value).__name__}"
+
+
+def _checked(ranked, queries: int, chunks: int, retriever: str) -> np.ndarray:
+    """A retriever's ranking as the index contract promises it: integer chunk ids, a row a
+    query, -1 padding; anything else is the retriever's fault, said as such."""
+    ranked = np.asarray(ranked)
+    ok = (ranked.ndim == 2 and ranked.shape[0] == queries
+          and (ranked.size == 0 or (np.issubdtype(ranked.dtype, np.integer)
+                                    and ranked.min() >= -1 and ranked.max() < chunks)))
+    if not ok:
+        raise ContractError(f"retriever {retriever!r}: search() returned {ranked.dtype} of "
+                            f"shape {ranked.shape} for {queries} queries over {chunks} chunks; "
+                            "expected integer chunk ids in [-1, chunks), a row a query")
+    return ranked.astype(np.int64, copy=False)
 
 
 def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:

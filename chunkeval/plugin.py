@@ -30,10 +30,9 @@ from pathlib import Path
 import pytest
 
 from . import config as chunkeval_config
-from . import strategies
+from . import shard, strategies
 from .cache import atomic_write
 from .config import SETTINGS
-from . import shard
 from .errors import BaselineError, ChunkevalError
 from .gate import diffs
 from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
@@ -56,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                                          "ini setting chunkeval_NAME and a [tool.chunkeval] key)")
     for s in SETTINGS:
         listed = s.kind in ("list", "paths")
-        help = s.help + (" (comma-separated)" if listed else "")
+        comma = " (comma-separated)" if listed and "comma-separated" not in s.help else ""
+        help = s.help + comma + s.shown_default
         if s.flag and s.kind == "bool":  # on by default: the option turns it off
             group.addoption(s.pytest_option, dest=_dest(s.name), action="store_const",
                             const=not s.default, default=None,
@@ -106,7 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("-n runs tests on several processes with pytest-xdist, which "
                                 "is not installed here: pip install pytest-xdist")
     try:
-        state = State(config, Session(load_config(config)))
+        state = State(config, Session(load_config(config)).check())
     except ChunkevalError as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
     config.stash[STATE] = state

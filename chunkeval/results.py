@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -566,9 +566,18 @@ class Results:
                 check.fail(f"results[{i}].per_query",
                            f"has {len(r.per_query)} rows, but query set {r.query_set!r} has "
                            f"{qs.queries} queries")
-        for key in ("embeddings", "result_cache"):
-            if data.get(key) is not None:
-                check.object(data[key], key)
+        if data.get("embeddings") is not None:
+            ec = check.at("embeddings")
+            ec.object(data["embeddings"])
+            for k in ("embedded", "cached"):
+                ec.count(data["embeddings"].get(k), k)
+        if data.get("result_cache") is not None:
+            rc = check.at("result_cache")
+            rc.object(data["result_cache"])
+            rc.that(type(data["result_cache"].get("enabled")) is bool, "enabled",
+                    "is not true or false")
+            for k in ("reused", "evaluated"):
+                rc.count(data["result_cache"].get(k), k)
         if data.get("shard") is not None:
             _check_shard(data["shard"], check.at("shard"))
         if data.get("analyzer") is not None:
@@ -762,7 +771,3 @@ def _is_sha256(value: Any) -> bool:
 
 def with_noise(entry: BaselineEntry, noise: dict[str, Noise]) -> BaselineEntry:
     return replace(entry, noise=dict(noise))
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from . import metrics, retrieval, strategies
@@ -23,8 +24,7 @@ from .evaluate import Evaluation, corpus_summary, default_retrievers
 from .gate.baselines import baseline_path, corpus_identity
 from .gate.verdict import Tolerance
 from .model import Corpus, QuerySet
-from .results import BY_NAME as METRICS
-from .results import Results, Settings
+from .results import COMPARED, Results, Settings
 from .shard import Shard, measured_seconds, parse
 
 
@@ -49,18 +49,47 @@ class Case:
 
 
 class Session:
+    """Made, a session has imported the project's own modules; what the rest of the
+    configuration selects is worked out, and checked, on first use (`check` does it all at
+    once), so that `chunkeval strategies` still lists the names a bad setting got wrong."""
+
     def __init__(self, config: Config):
         self.config = config
         self.splitters = self._register("splitters", "strategies", strategies.load_splitter)
         self.retrievers = self._register("outside_retrievers", "retrievers",
                                          retrieval.load_retriever)
-        self.strategies = self._strategy_names()
-        self.plan = self.plan_for(self.strategies)  # strategy -> its retrievers
-        self.settings = self._settings()
-        self.tolerance = self.tolerance_of(family=1)
-        self.shard, self.timings = self._shard()
         self._corpus: Corpus | None = None
         self._evaluation: Evaluation | None = None
+
+    def check(self) -> "Session":
+        """Every setting resolved now: a bad one fails before any work."""
+        self.plan, self.settings, self.tolerance, self.shard
+        return self
+
+    @cached_property
+    def strategies(self) -> list[str]:
+        return self._strategy_names()
+
+    @cached_property
+    def plan(self) -> dict[str, list[str]]:
+        """strategy -> its retrievers"""
+        return self.plan_for(self.strategies)
+
+    @cached_property
+    def settings(self) -> Settings:
+        return self._settings()
+
+    @cached_property
+    def tolerance(self) -> Tolerance:
+        return self.tolerance_of(family=1)
+
+    @cached_property
+    def shard(self) -> Shard | None:
+        return self._shard()[0]
+
+    @cached_property
+    def timings(self) -> dict | None:
+        return self._shard()[1]
 
     # -- what the configuration selects ---------------------------------------------------
     def _register(self, outside_key: str, selection: str, load) -> dict[str, list[str]]:
@@ -125,7 +154,7 @@ class Session:
     def tolerance_of(self, family: int) -> Tolerance:
         """The verdict's bounds; `family` is how many comparisons of one strategy are gated."""
         cfg = self.config
-        gated = tuple(known(cfg.gate, list(METRICS), cfg.where["gate"], "metric"))
+        gated = tuple(known(cfg.gate, [m.name for m in COMPARED], cfg.where["gate"], "metric"))
         return Tolerance(min_effect=cfg.min_effect, alpha=cfg.alpha, family=family,
                          gated=gated, cut_ceiling=cfg.cut_ceiling)
 

@@ -6,8 +6,9 @@ import pytest
 
 from chunkeval.cli import main
 from chunkeval.gate.baselines import Baseline, baseline_path, key
-from chunkeval.gate.calibrate import (entry_of, harmless_diffs, judge, noise_floors, shifted,
-                                      truncated)
+from chunkeval.errors import InputError
+from chunkeval.gate.calibrate import (entry_of, harmless_diffs, judge, noise_floors,
+                                      read_trials, shifted, truncated)
 from chunkeval.gate.verdict import Tolerance
 from chunkeval.model import Chunk, Document, Part
 
@@ -177,3 +178,20 @@ def test_calibrate_judges_with_the_projects_tolerance_and_says_so(topics, tmp_pa
                  "--alpha", "0.2"]) == 0
     written = json.loads((out / "calibration-fixed-200.json").read_text(encoding="utf-8"))
     assert written["tolerance"]["alpha"] == 0.2 and written["tolerance"]["min_effect"] == 0.07
+
+
+@pytest.mark.parametrize("damage", ["no drop", "a case missing", "a coverage of 2", "no bar"])
+def test_damaged_trials_are_refused_naming_the_file(tmp_path, damage):
+    doc = _trials([(0.0, 0.0), (0.2, -0.1)])
+    if damage == "no drop":
+        del doc["trials"][0]["drop"]
+    elif damage == "a case missing":
+        doc["trials"][1]["results"] = {}
+    elif damage == "a coverage of 2":
+        doc["trials"][1]["results"]["bm25|q"]["per_query"][3]["coverage"] = 2
+    else:
+        doc["baseline"] = {"bm25q": doc["baseline"]["bm25|q"]}
+    path = tmp_path / "calibration-s-trials.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match="calibration-s-trials.json"):
+        read_trials(str(path), "s")

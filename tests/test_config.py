@@ -89,11 +89,13 @@ def test_splitters_import_from_the_project_root_and_join_from_every_place(projec
     ('splitters = ["nomodule:split"]\n',
      "[tool.chunkeval] splitters: splitter 'nomodule:split': cannot import 'nomodule'"),
     ("retrievers = 3\n", "[tool.chunkeval] retrievers: expected a list of names"),
+    # precision has no per-query series in a baseline: gating it would gate nothing
+    ('gate = ["precision"]\n', "[tool.chunkeval] gate: unknown metric 'precision'"),
 ])
 def test_bad_settings_name_the_file_and_the_key(project, section, message):
     write(project, section)
     with pytest.raises(ChunkevalError) as e:
-        Session(config.load())
+        Session(config.load()).check()
     assert message in str(e.value) and str(project / "pyproject.toml") in str(e.value)
 
 
@@ -201,3 +203,17 @@ def test_every_setting_is_documented_in_the_readme():
 def test_the_built_in_corpora_are_the_ones_the_corpus_stage_defines():
     from chunkeval import corpus
     assert set(config.BUILTIN_CORPORA) == set(corpus.BUILTIN_CORPORA)
+
+
+def test_a_bad_setting_does_not_stop_the_list_of_names_it_got_wrong(project, capsys):
+    write(project, 'strategies = ["fixed-401"]\n')
+    assert main(["run"]) == 2
+    assert "unknown strategy 'fixed-401'" in capsys.readouterr().err
+    assert main(["strategies"]) == 0
+    assert "fixed-400 " in capsys.readouterr().out
+
+
+def test_a_bad_cache_bound_is_a_message(project, monkeypatch, capsys):
+    monkeypatch.setenv("CHUNKEVAL_RESULTS_MB", "abc")
+    assert main(["cache", "info"]) == 2
+    assert "$CHUNKEVAL_RESULTS_MB='abc': expected a size in MB" in capsys.readouterr().err

@@ -303,3 +303,48 @@ def test_use_ranks_paraphrases_above_unrelated_sentences(cache_dir):
     assert top2[1][0] == 3
     assert top2[2][0] in (0, 2)
     assert top2[3][0] == 1
+
+
+@pytest.mark.parametrize("ids", ["float", "too high", "one row"])
+def test_a_ranking_that_breaks_the_index_contract_is_named(ids):
+    from chunkeval.evaluate import Evaluation
+    from helpers import tiny_corpus
+
+    class Odd:
+        def __init__(self, texts):
+            self.n = len(texts)
+
+        def __len__(self):
+            return self.n
+
+        def search(self, queries, k):
+            ranked = np.zeros((len(queries), k), dtype=np.int64)
+            if ids == "float":
+                return ranked.astype(float)
+            if ids == "too high":
+                return ranked + self.n
+            return ranked[:1]
+
+    retrieval.register(retrieval.Retriever("odd", "1", build=Odd), replace=True)
+    try:
+        evaluation = Evaluation(tiny_corpus(), query_specs=["section-titles"],
+                                result_cache=False)
+        with pytest.raises(ContractError, match="retriever 'odd': search\\(\\) returned"):
+            evaluation.result("fixed-200", "odd", "section-titles")
+    finally:
+        retrieval.unregister("odd")
+
+
+def test_a_splitter_that_returns_no_chunks_list_is_named():
+    from chunkeval import strategies
+    from chunkeval.evaluate import Evaluation
+    from helpers import tiny_corpus
+
+    strategies.register(strategies.Strategy("texts", "x", lambda doc: [doc.text]), replace=True)
+    try:
+        evaluation = Evaluation(tiny_corpus(), query_specs=["section-titles"])
+        with pytest.raises(ContractError, match="strategy 'texts' on m0.html: split\\(\\) "
+                                                "returned a list holding a str"):
+            evaluation.chunked("texts", "section-titles")
+    finally:
+        strategies.unregister("texts")

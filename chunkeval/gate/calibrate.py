@@ -21,8 +21,10 @@ floor measured without it (leave one out), so its false-alarm count is out of sa
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -110,6 +112,12 @@ def entry_of(kept: dict, complete_at: float, where: str = "the calibration trial
     try:
         rows = [PerQuery("", q["coverage"], q["budget_coverage"], bool(q["doc_hit"]),
                          q.get("rr"), q.get("ndcg")) for q in kept["per_query"]]
+        for i, q in enumerate(rows):
+            for name in ("coverage", "budget_coverage", "rr", "ndcg"):
+                v = getattr(q, name)
+                if v is not None and not (type(v) in (int, float) and 0 <= v <= 1):
+                    raise InputError(where, f"per_query[{i}].{name} is {v!r}, not a number in "
+                                            "[0, 1]")
         return BaselineEntry.from_rows(
             rows, complete_at, cut_rate=kept["metrics"]["cut_rate"]["value"],
             chunks=ChunkStats.from_json(kept["chunks"], Check(where, "chunks")), first=False)
@@ -154,10 +162,41 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
                 doc["trials"].append({"shift": shift, "drop": drop, "results": evaluate(v.name)})
             finally:
                 strategies.unregister(v.name)
-                for spec in specs:
-                    for ret in retrievers:
-                        evaluation._results.pop((v.name, ret, spec), None)
+                evaluation.forget(v.name)
             bar.step(v.name)
+    return doc
+
+
+def read_trials(path: str, strategy: str) -> dict:
+    """The trials document an earlier run wrote (calibration-<strategy>-trials.json), checked
+    whole: InputError naming the file and what is wrong, never a failure while judging."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(path, f"cannot read the calibration trials: {e}") from None
+    if not (isinstance(doc, dict) and isinstance(doc.get("baseline"), dict)
+            and isinstance(doc.get("trials"), list) and "complete_at" in doc):
+        raise InputError(path, "not a calibration trials document (calibrate writes "
+                               "calibration-<strategy>-trials.json)")
+    if doc.get("strategy") != strategy:
+        raise InputError(path, f"holds the trials of {doc.get('strategy')!r}, not {strategy!r}")
+    complete_at = doc["complete_at"]
+    if type(complete_at) not in (int, float) or not 0 <= complete_at <= 1:
+        raise InputError(path, f"complete_at is {complete_at!r}, not a number in [0, 1]")
+    cases = set(doc["baseline"])
+    for case, kept in doc["baseline"].items():
+        if len(case.split("|")) != 2:
+            raise InputError(path, f"baseline {case!r}: not 'retriever|query set'")
+        entry_of(kept, complete_at, f"{path}: baseline {case!r}")
+    for i, t in enumerate(doc["trials"]):
+        ok = (isinstance(t, dict) and type(t.get("drop")) in (int, float)
+              and 0 <= t["drop"] < 1 and isinstance(t.get("results"), dict)
+              and set(t["results"]) == cases)
+        if not ok:
+            raise InputError(path, f"trials[{i}] is not a trial of these cases (a drop in "
+                                   f"[0, 1) and results for {', '.join(sorted(cases))})")
+        for case, kept in t["results"].items():
+            entry_of(kept, complete_at, f"{path}: trials[{i}] {case!r}")
     return doc
 
 
@@ -314,4 +353,5 @@ def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 
 
 
 __all__ = ["DROPS", "detectable", "entry_of", "format_table", "harmless_diffs", "judge",
-           "noise_floors", "queries_needed", "run_trials", "shifted", "truncated", "variant"]
+           "noise_floors", "queries_needed", "read_trials", "run_trials", "shifted", "truncated",
+           "variant"]

@@ -10,11 +10,13 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..model import Corpus, QuerySet
+from ..results import DEFAULTS
 from .builders import BUILDERS, build, is_question, normalize, query_leaks, strip_number
 from .jsonl import read_jsonl
 
 
-def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = 800, seed: int = 0) -> QuerySet:
+def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = DEFAULTS.max_queries,
+                    seed: int = DEFAULTS.seed) -> QuerySet:
     """The query set named by `spec`: a builder in BUILDERS, or the path of a JSONL file
     with one {"id", "query", "doc", and "answer" | "answers" | "spans" | "start"+"end"}
     object a line."""
@@ -27,8 +29,8 @@ def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = 800, seed: 
                      + " or the path of a JSONL file" + (" (this is a directory)" if path.is_dir() else ""))
 
 
-def build_default_query_sets(corpus: Corpus, *, max_queries: int = 800,
-                             seed: int = 0) -> list[QuerySet]:
+def build_default_query_sets(corpus: Corpus, *, max_queries: int = DEFAULTS.max_queries,
+                             seed: int = DEFAULTS.seed) -> list[QuerySet]:
     """The sets of every builder that gives at least one query on this corpus, in BUILDERS
     order."""
     built = [build_query_set(corpus, name, max_queries=max_queries, seed=seed)

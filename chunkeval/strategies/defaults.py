@@ -11,7 +11,7 @@ from .parent_child import parent_child
 from .recursive import recursive
 from .structure import structure
 
-DEFAULTS = [
+MATRIX = [
     fixed(200), fixed(400), fixed(800), fixed(1600),
     fixed(400, 40), fixed(400, 80), fixed(400, 200), fixed(800, 80), fixed(800, 160),
     recursive(200), recursive(400, 40), recursive(800),
