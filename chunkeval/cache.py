@@ -201,9 +201,10 @@ def prune_results(limit: int) -> int:
     return prune_oldest(_entries(), limit)
 
 
-def clear_results() -> int:
-    """Delete the whole result cache; the bytes freed."""
+def clear_results() -> tuple[int, int]:
+    """Delete the whole result cache: (bytes freed, bytes that could not be removed)."""
     _, size = results_usage()
     shutil.rmtree(results_root(), ignore_errors=True)
     _written.pop(str(results_root()), None)
-    return size
+    left = results_usage()[1]
+    return size - left, left

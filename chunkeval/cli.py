@@ -4,8 +4,8 @@ Every option that is a setting comes from config.SETTINGS, so the commands, the 
 and `[tool.chunkeval]` share its names, help and defaults; each command then works on one
 session.Session, as the plugin does.
 
-Exit codes: 0 done; 1 done but with problems under --strict; 2 bad input or usage; 130
-interrupted. Anything else that escapes is a bug and shows its traceback.
+Exit codes: 0 done; 1 done, but a strategy could not be scored or, under --strict, the input
+had problems; 2 bad input or usage; 130 interrupted. Anything else that escapes is a bug and shows its traceback.
 """
 
 from __future__ import annotations
@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--address", metavar="HOST:PORT",
                      help="with --executor ray: a running cluster (HOST:6379 or "
                           "ray://HOST:10001), whose nodes have chunkeval installed")
+    run.add_argument("--traceback", action="store_true",
+                     help="with a strategy that failed, also print the frames of your own "
+                          "code that raised (results.json keeps them too)")
 
     merge_ = sub.add_parser("merge", help="join the results.json of every shard of a run into "
                                           "one results.json and report")
@@ -330,7 +333,23 @@ def _run(args) -> int:
     else:
         print(f"results: {rc['evaluated']} evaluated (result cache off)")
     print(f"wrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
-    return _report_problems(session.problems(), session.config.strict)
+    status = _report_problems(session.problems(), session.config.strict)
+    return _report_failures(results, args.traceback) or status
+
+
+def _report_failures(results: Results, traceback: bool) -> int:
+    """Each strategy that could not be scored, one line (and its frames with --traceback);
+    1 when there is one: the rest of the results are written, but the run did not succeed."""
+    for f in results.failures:
+        print(f"chunkeval: failed: {f.message}", file=sys.stderr)
+        if traceback and f.detail:
+            print(f.detail, file=sys.stderr)
+    if results.failures:
+        shown = "" if traceback else " (--traceback shows where in your code)"
+        print(f"chunkeval: {len(results.failures)} strategy result(s) not scored{shown}",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 # -- cache ---------------------------------------------------------------------------------------
@@ -338,11 +357,16 @@ def _cache(args) -> int:
     """Parsed corpora and downloaded packages are kept by `clear`: they are costly to make
     again (the packages need apt) and never give a wrong number."""
     if args.cache_command == "clear":
-        freed = embedding.clear()
-        print(f"cleared the embedding cache {embedding.root()} ({freed / 2**20:.1f} MB)")
-        freed = cache.clear_results()
-        print(f"cleared the result cache {cache.results_root()} ({freed / 2**20:.1f} MB)")
-        return 0
+        status = 0
+        for what, where, clear in (("embedding cache", embedding.root(), embedding.clear),
+                                   ("result cache", cache.results_root(), cache.clear_results)):
+            freed, left = clear()
+            print(f"cleared the {what} {where} ({freed / 2**20:.1f} MB)")
+            if left:
+                print(f"chunkeval: error: {where}: {left / 2**20:.1f} MB could not be removed "
+                      "(no permission to write there?)", file=sys.stderr)
+                status = 2
+        return status
     root = cache.cache_root()
     for name, what in (("corpus", "parsed corpora"), ("debs", "downloaded packages")):
         files = [f for f in (root / name).rglob("*") if f.is_file()] \
@@ -370,7 +394,7 @@ def _merge(args) -> int:
     print(report.format_table(merged))
     print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
           + ", ".join(str(p) for p in written.values()))
-    return 0
+    return _report_failures(merged, False)
 
 
 # -- compare -------------------------------------------------------------------------------------
@@ -552,6 +576,8 @@ def _init(args) -> int:
     if args.example_splitter and example.exists():
         raise ConfigError(f"{example} exists; remove it or leave out --example-splitter")
     rel = os.path.relpath(docs, root)
+    if rel in BUILTIN_CORPORA:  # a bare name would mean the built-in corpus
+        rel = f"./{rel}"
     section = _section(rel, sets, args.example_splitter)
     old = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
     if args.example_splitter:

@@ -290,6 +290,8 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
             return raw.lower() in ("true", "1", "yes")
         fail("true or false")
     if kind == "int":
+        if isinstance(raw, float) and not raw.is_integer():
+            fail("a whole number")  # int() would cut 2.7 down to 2 without a word
         try:
             value = int(raw)
         except (TypeError, ValueError):

@@ -8,6 +8,8 @@ anything else that escapes is a bug in chunkeval and shows its traceback.
     ├── ConfigError     a setting, option or MODULE:ATTR that chunkeval cannot use
     ├── UnknownName     a strategy, retriever, analyzer, metric or query set nobody registered
     ├── ContractError   an outside splitter or retriever returned what its contract forbids
+    ├── StrategyFailed  a strategy could not be scored: its splitter, or a retriever on its
+    │                   chunks, raised or broke its contract (the run goes on without it)
     ├── CorpusError     a corpus cannot be had at all (fetch, unpack, no readable document)
     └── BaselineError   a baseline cannot be compared with this run, or cannot be written
 """
@@ -46,6 +48,21 @@ class UnknownName(ChunkevalError, LookupError):
 class ContractError(ChunkevalError):
     """An outside splitter or retriever gave what its contract rules out (a vector of the
     wrong shape, an index without search); the message names it."""
+
+
+class StrategyFailed(ChunkevalError):
+    """A strategy that cannot be scored on a query set: its splitter (or, with `retriever`,
+    a retriever on its chunks) raised or broke its contract. The message is one line naming
+    the strategy, the retriever and the document; `detail` holds the frames of the user's own
+    code that raised, for a reader who asks for them."""
+
+    def __init__(self, strategy: str, problem: str, *, retriever: str | None = None,
+                 document: str | None = None, detail: str = ""):
+        self.strategy, self.problem, self.retriever = strategy, problem, retriever
+        self.document, self.detail = document, detail
+        what = f"strategy {strategy!r}" + (f", retriever {retriever!r}" if retriever else "")
+        where = f" on {document}" if document else ""
+        super().__init__(f"{what} failed{where}: {problem}")
 
 
 class CorpusError(ChunkevalError):

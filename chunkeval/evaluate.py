@@ -21,23 +21,27 @@ entries in its top-level `result_cache`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sys
+import sysconfig
 import time
+import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import __version__, cache, metrics, outside, queries, retrieval, strategies
-from .errors import ContractError, InputError
+from . import __version__, cache, invariants, metrics, outside, queries, retrieval, strategies
+from .errors import ChunkevalError, ContractError, InputError, StrategyFailed
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
-from .results import (ChunkStats, CorpusSummary, CutRate, QuerySetSummary, Result, Results,
-                      Seconds, Settings)
+from .results import (ChunkStats, CorpusSummary, CutRate, Failure, QuerySetSummary, Result,
+                      Results, Seconds, Settings)
 from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
@@ -84,6 +88,7 @@ class Evaluation:
         self._chunked: dict[tuple[str, str], Chunked] = {}
         self._indexes: dict[tuple[str, str, str], tuple[object, float]] = {}
         self._results: dict[tuple[str, str, str], Result] = {}
+        self._failed: dict[tuple[str, str], StrategyFailed] = {}  # failed chunkings
         self._caches: dict[str, EmbeddingCache] = {}
         self._analyzer: str | None = None
 
@@ -97,7 +102,8 @@ class Evaluation:
 
     def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
         if retriever.name not in self._caches:
-            self._caches[retriever.name] = EmbeddingCache(retriever.name, retriever.version)
+            self._caches[retriever.name] = EmbeddingCache(
+                retriever.name, retriever.version, code=outside.source_digest(retriever.embed))
         return self._caches[retriever.name]
 
     def _embedding_counts(self) -> tuple[int, int]:
@@ -112,19 +118,35 @@ class Evaluation:
         return self._query_sets[spec]
 
     def chunked(self, strategy_name: str, spec: str) -> Chunked:
+        """The strategy's chunks of the query set's view, each document's checked against the
+        splitter contract as it is made; StrategyFailed (kept, and raised again when asked
+        again) when the splitter raises or breaks it."""
         key = (strategy_name, spec)
+        if key in self._failed:
+            raise self._failed[key]
         if key not in self._chunked:
             strategy = strategies.get(strategy_name)
             view = self.query_set(spec).view
             t0 = time.perf_counter()
             searched: list[Chunk] = []
             for doc in view.documents:
-                out = strategy.split(doc)
-                chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) \
-                    else out
+                try:
+                    out = strategy.split(doc)
+                    chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) \
+                        else out
+                except Exception as e:  # the splitter's own failure, said as one line
+                    self._failed[key] = StrategyFailed(
+                        strategy_name, f"split() raised {type(e).__name__}: {e}",
+                        document=doc.id, detail=own_frames(e))
+                    raise self._failed[key] from e
+                problem = None
                 if not isinstance(chunks, list) or not all(isinstance(c, Chunk) for c in chunks):
-                    raise ContractError(f"strategy {strategy_name!r} on {doc.id}: split() "
-                                        f"returned {_kind(chunks)}, not a list of Chunk")
+                    problem = f"split() returned {_kind(chunks)}, not a list of Chunk"
+                elif (broken := invariants.contract(strategy, doc, chunks)) is not None:
+                    problem = f"its chunks break {broken[0]!r}: {broken[1]}"
+                if problem:
+                    self._failed[key] = StrategyFailed(strategy_name, problem, document=doc.id)
+                    raise self._failed[key]
                 searched.extend(chunks)
             seconds = time.perf_counter() - t0
             handed, parent_of = _handed(searched)
@@ -148,9 +170,10 @@ class Evaluation:
                                       sum(s for _, s in parts) + time.perf_counter() - t0)
             else:
                 texts = [c.indexed for c in self.chunked(strategy_name, spec).searched]
-                index = retrieval.build_index(
-                    r, texts, seed=self.settings.seed, analyzer=self.analyzer,
-                    cache=self.embedding_cache(r) if r.embed else None)
+                with _retriever_failure(strategy_name, retriever):
+                    index = retrieval.build_index(
+                        r, texts, seed=self.settings.seed, analyzer=self.analyzer,
+                        cache=self.embedding_cache(r) if r.embed else None)
                 self._indexes[key] = (index, time.perf_counter() - t0)
         return self._indexes[key]
 
@@ -161,13 +184,14 @@ class Evaluation:
         texts = [q.text for q in self.query_set(spec).queries]
         depth = max(SEARCH_DEPTH, self.settings.k)
         t0 = time.perf_counter()
-        if chunked.parent_of is None:
-            ranked = _checked(index.search(texts, depth), len(texts), len(chunked.searched),
-                              retriever)
-        else:
-            children = _checked(index.search(texts, depth * CHILD_DEPTH_FACTOR), len(texts),
-                                len(chunked.searched), retriever)
-            ranked = _merge_into_parents(children, chunked.parent_of, depth)
+        with _retriever_failure(strategy_name, retriever):
+            if chunked.parent_of is None:
+                ranked = _checked(index.search(texts, depth), len(texts),
+                                  len(chunked.searched), retriever)
+            else:
+                children = _checked(index.search(texts, depth * CHILD_DEPTH_FACTOR),
+                                    len(texts), len(chunked.searched), retriever)
+                ranked = _merge_into_parents(children, chunked.parent_of, depth)
         return ranked, time.perf_counter() - t0
 
     def result(self, strategy_name: str, retriever: str, spec: str, store: bool = True
@@ -257,18 +281,29 @@ class Evaluation:
             for task, res in (executor or Serial()).map(self, tasks, plan, timings):
                 by_task[task] = res
                 bar.step(f"{task[1]} {task[0]}")
-        results = self.document([r for task in tasks for r in by_task[task]], names)
+        done = [r for task in tasks for r in by_task[task]]
+        failures = list({(f.strategy, f.retriever, f.query_set): f for f in done
+                         if isinstance(f, Failure)}.values())
+        results = self.document([r for r in done if isinstance(r, Result)], names, failures)
         if shard is not None:
             # what `chunkeval merge` needs to rebuild the whole run's order and check it
             results.shard = {**shard.to_json(), "strategies": names, "retrievers": plan,
                              "tasks": [[self.query_set(q).name, s] for q, s in tasks]}
         return results
 
-    def run_task(self, task: tuple[str, str], retrievers: list[str]) -> list[Result]:
-        """One task: a strategy on a query set (`(spec, strategy)`), with each retriever.
-        Its chunks and indexes are released afterwards: memory stays flat over a run."""
+    def run_task(self, task: tuple[str, str], retrievers: list[str]
+                 ) -> list[Result | Failure]:
+        """One task: a strategy on a query set (`(spec, strategy)`), with each retriever; a
+        result or, where the strategy or the retriever failed, the failure. Its chunks and
+        indexes are released afterwards: memory stays flat over a run."""
         spec, name = task
-        out = [self.result(name, ret, spec) for ret in retrievers]
+        out: list[Result | Failure] = []
+        for ret in retrievers:
+            try:
+                out.append(self.result(name, ret, spec))
+            except StrategyFailed as e:
+                out.append(Failure(e.strategy, self.query_set(spec).name, str(e), e.retriever,
+                                   e.document, e.detail))
         self.release(name, spec)
         return out
 
@@ -290,16 +325,21 @@ class Evaluation:
             self.release(strategy_name, spec)
         for key in [k for k in self._results if k[0] == strategy_name]:
             del self._results[key]
+        for key in [k for k in self._failed if k[0] == strategy_name]:
+            del self._failed[key]
 
     def __getstate__(self) -> dict:
         """An evaluation travels (to a Ray worker) with its inputs only: what a run builds
         (chunks, indexes, results, loaded embeddings) is built again where it is needed."""
         state = dict(self.__dict__)
-        state["_chunked"], state["_indexes"], state["_results"], state["_caches"] = {}, {}, {}, {}
+        for built in ("_chunked", "_indexes", "_results", "_caches", "_failed"):
+            state[built] = {}
         return state
 
-    def document(self, results: list[Result], names: Iterable[str]) -> Results:
-        """The results document (results.json) around a list of result entries."""
+    def document(self, results: list[Result], names: Iterable[str],
+                 failures: Iterable[Failure] = ()) -> Results:
+        """The results document (results.json) around a list of result entries, and what
+        could not be scored."""
         return Results(
             chunkeval=__version__, corpus=corpus_summary(self.corpus), settings=self.settings,
             query_sets={self.query_set(spec).name: QuerySetSummary(
@@ -314,7 +354,7 @@ class Evaluation:
             result_cache={"enabled": self.result_cache,
                           "reused": sum(1 for x in results if x.reused),
                           "evaluated": sum(1 for x in results if not x.reused)},
-            results=results)
+            results=results, failures=list(failures))
 
 
 # Retrievers that embed every chunk text: when no retrievers are named, they run on a few
@@ -326,6 +366,33 @@ def default_retrievers(strategy: str) -> list[str]:
     """Every registered retriever that can run here, the limited ones on their strategies."""
     return [r for r in retrieval.names()
             if r not in LIMITED_RETRIEVERS or strategy in strategies.FEW]
+
+
+@contextlib.contextmanager
+def _retriever_failure(strategy: str, retriever: str):
+    """A retriever that raises, or returns what its contract rules out, fails the strategy's
+    result with it (one line), not the run. A setting it cannot use stays a ConfigError."""
+    try:
+        yield
+    except StrategyFailed:
+        raise
+    except ContractError as e:
+        raise StrategyFailed(strategy, str(e), retriever=retriever) from e
+    except ChunkevalError:
+        raise
+    except Exception as e:
+        raise StrategyFailed(strategy, f"{type(e).__name__}: {e}", retriever=retriever,
+                             detail=own_frames(e)) from e
+
+
+def own_frames(e: BaseException) -> str:
+    """The frames of the traceback that are the user's own code: not chunkeval's, not the
+    standard library's nor an installed package's."""
+    skip = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
+                                                      "platlib")} | {str(Path(__file__).parent)})
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if not os.path.abspath(f.filename).startswith(skip)]
+    return "".join(traceback.format_list(frames)).rstrip()
 
 
 def _kind(value) -> str:

@@ -43,6 +43,10 @@ FAMILY_PROPERTIES = {
     "parent-child": BASE + ("size", "overlap", "parent"),
 }
 MAX_EXAMPLES = 3  # offending chunks named per property; the count says how many in all
+# The properties checked on every document of every run, where the numbers are made: each
+# costs one pass over the chunks (the rest, `coverage` and `deterministic` included, are for
+# the generated documents of the invariant tests).
+CONTRACT = ("ordered", "slice", "overlap")
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,23 @@ def check(strategy: Strategy, doc: Document) -> list[Violation]:
             found.append(Violation(strategy.name, prop,
                                    f"{doc.id}: " + "; ".join(bad[:MAX_EXAMPLES]) + more))
     return found
+
+
+def contract(strategy: Strategy, doc: Document, chunks: list[Chunk]) -> tuple[str, str] | None:
+    """The first way `chunks` (the strategy's output on `doc`) break the splitter contract,
+    as (property, what is wrong), or None: chunks of this document, in order, within its
+    text; each the slice of its span unless the strategy says it rewrites text; overlap
+    within what its params declare; and at least one chunk for a document with text."""
+    if not chunks and doc.text.strip():
+        return "chunks", f"no chunk for a document of {len(doc.text)} characters"
+    applies = properties(strategy)
+    for prop in CONTRACT:
+        if prop in applies:
+            bad = _CHECKS[prop](strategy, doc, chunks)
+            if bad:
+                more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+                return prop, bad[0] + more
+    return None
 
 
 def _show(c: Chunk) -> str:

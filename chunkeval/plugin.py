@@ -33,7 +33,7 @@ from . import config as chunkeval_config
 from . import shard, strategies
 from .cache import atomic_write
 from .config import SETTINGS
-from .errors import BaselineError, ChunkevalError
+from .errors import BaselineError, ChunkevalError, StrategyFailed
 from .gate import diffs
 from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
 from .gate.verdict import compare
@@ -43,6 +43,7 @@ from .session import Case, Session
 
 PROPERTY = "chunkeval"
 PROBLEMS = "chunkeval-problems"
+STRATEGY = "chunkeval-strategy"
 STATE = pytest.StashKey["State"]()
 
 
@@ -197,6 +198,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if case is not None and not isinstance(item, CaseItem):
             item.add_marker(pytest.mark.xdist_group(case.group))
             item.add_marker(pytest.mark.corpus)
+        # which strategy a failure is about: its baseline entries are then not recorded
+        strategy = case.strategy if case is not None else getattr(item, "strategy", None)
+        if isinstance(strategy, str):
+            item.user_properties.append((STRATEGY, strategy))
     state = config.stash.get(STATE, None)
     if state is not None and state.session.shard is not None:
         _keep_shard(config, state, items)
@@ -263,6 +268,8 @@ def _or_fail(get):
     message is not printed a second time as the context of the failure)."""
     try:
         return get()
+    except StrategyFailed as e:  # the user's own frames only: pytest's would bury them
+        message = f"chunkeval: {e}" + (f"\n{e.detail}" if e.detail else "")
     except ChunkevalError as e:
         message = f"chunkeval: {e}"
     pytest.fail(message, pytrace=False)
@@ -472,6 +479,10 @@ class Summary:
         self.written: str | None = None
         self.error: str | None = None
         self.stale: list[str] = []
+        # strategies whose invariants, contract or results failed in this session: never
+        # recorded as a baseline
+        self.failed: set[str] = set()
+        self.held_back: list[str] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -480,6 +491,8 @@ class Summary:
                 self.rows.append(json.loads(value))
             elif name == PROBLEMS and report.when == "call":
                 self.problems += [p for p in json.loads(value) if p not in self.problems]
+            elif name == STRATEGY and report.failed:
+                self.failed.add(value)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -496,7 +509,9 @@ class Summary:
             atomic_write(page, render_comparison_html(self.rows))
 
     def _write_baselines(self, session: pytest.Session) -> None:
-        raw = [r["record"] for r in self.rows if "record" in r]
+        self.held_back = sorted(self.failed)
+        raw = [r["record"] for r in self.rows
+               if "record" in r and r["record"]["strategy"] not in self.failed]
         if not raw:
             return
         records = [Record.from_json(r) for r in raw]
@@ -515,7 +530,7 @@ class Summary:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
-        if not self.rows and not self.written and not self.problems and not self.error:
+        if not (self.rows or self.written or self.problems or self.error or self.held_back):
             return
         tr.section("chunkeval")
         corpora = {(r["corpus"]["name"], r["corpus"]["fingerprint"]) for r in self.rows}
@@ -541,6 +556,10 @@ class Summary:
             tr.write_line(f"{r['strategy']} {r['retriever']} {r['query_set']}: chunks changed, "
                           f"{'metrics within bounds' if within else 'metrics regressed'} "
                           f"({what})")
+        if self.held_back:
+            tr.write_line(f"baselines NOT recorded for {', '.join(self.held_back)}: a test of "
+                          "theirs failed in this session (invariants, contract or a retriever); "
+                          "fix it and record again", red=True)
         if self.written:
             tr.write_line(f"baselines written: {self.written}")
             if self.stale:

@@ -451,6 +451,37 @@ class Result:
             rewritten=dict(rewritten), reused=data.get("reused"))
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A strategy (or one retriever on its chunks) that could not be scored on a query set,
+    and why: results.json lists it under `failed` instead of numbers."""
+
+    strategy: str
+    query_set: str
+    message: str  # one line: strategy, retriever, document, what went wrong
+    retriever: str | None = None  # None: the splitter failed, so every retriever did
+    document: str | None = None
+    detail: str = ""  # the frames of the user's code that raised
+
+    def to_json(self) -> dict:
+        out = {"strategy": self.strategy, "retriever": self.retriever,
+               "query_set": self.query_set, "document": self.document,
+               "message": self.message}
+        return out | ({"detail": self.detail} if self.detail else {})
+
+    @classmethod
+    def from_json(cls, data: Any, check: Check) -> "Failure":
+        check.object(data)
+        check.has(data, "strategy", "query_set", "message")
+        for name in ("strategy", "query_set", "message"):
+            check.string(data[name], name)
+        for name in ("retriever", "document", "detail"):
+            if data.get(name) is not None:
+                check.string(data[name], name, empty=True)
+        return cls(data["strategy"], data["query_set"], data["message"], data.get("retriever"),
+                   data.get("document"), data.get("detail") or "")
+
+
 # -- a run ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CorpusSummary:
@@ -502,6 +533,7 @@ class Results:
     # a shard's run: its place, the whole run's plan, and its own tasks (what merge checks)
     shard: dict | None = None
     schema: int = SCHEMA
+    failures: list[Failure] = field(default_factory=list)  # what could not be scored
 
     def __post_init__(self):
         self._rows: dict[tuple[str, str, str], Result] = {}
@@ -530,6 +562,8 @@ class Results:
         if self.result_cache is not None:
             out["result_cache"] = dict(self.result_cache)
         out["results"] = [r.to_json() for r in self.results]
+        if self.failures:
+            out["failed"] = [f.to_json() for f in self.failures]
         if self.shard is not None:
             out["shard"] = self.shard
         return out
@@ -582,6 +616,9 @@ class Results:
             _check_shard(data["shard"], check.at("shard"))
         if data.get("analyzer") is not None:
             check.string(data["analyzer"], "analyzer")
+        failed = data.get("failed") or []
+        check.that(isinstance(failed, list), "failed", "is not a list")
+        failures = [Failure.from_json(f, check.at("failed").at(i)) for i, f in enumerate(failed)]
         return cls(corpus=CorpusSummary.from_json(data["corpus"], check.at("corpus")),
                    settings=Settings.from_json(data["settings"], where),
                    query_sets=summaries, strategies=dict(data["strategies"]),
@@ -589,7 +626,7 @@ class Results:
                    analyzer=data.get("analyzer"),
                    embeddings=dict(data.get("embeddings") or {"embedded": 0, "cached": 0}),
                    result_cache=data.get("result_cache"), chunkeval=str(data.get("chunkeval", "")),
-                   shard=data.get("shard"), schema=data["schema"])
+                   shard=data.get("shard"), schema=data["schema"], failures=failures)
 
 
 def _check_shard(shard: Any, check: Check) -> None:

@@ -99,12 +99,20 @@ class Session:
         specs = [(s, outside_key) for s in cfg.values[outside_key]]
         specs += [(s, selection) for s in cfg.values[selection] if ":" in s]
         loaded: dict[str, list[str]] = {}
+        owner: dict[str, str] = {}  # name -> the spec that registered it
         for spec, key in specs:
-            if spec not in loaded:
-                try:
-                    loaded[spec] = [x.name for x in load(spec, cfg.root)]
-                except ConfigError as e:
-                    raise ConfigError(f"{cfg.where[key]}: {e}") from None
+            if spec in loaded:
+                continue
+            try:
+                loaded[spec] = [x.name for x in load(spec, cfg.root)]
+            except ConfigError as e:
+                raise ConfigError(f"{cfg.where[key]}: {e}") from None
+            for name in loaded[spec]:
+                if owner.setdefault(name, spec) != spec:
+                    raise ConfigError(
+                        f"{cfg.where[key]}: {owner[name]!r} and {spec!r} are both named "
+                        f"{name!r}; names tell results and baselines apart, so give one "
+                        "another (`strategy_name` or `retriever_name` on the function)")
         return loaded
 
     def _strategy_names(self) -> list[str]:

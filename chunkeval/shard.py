@@ -151,14 +151,17 @@ def merge(docs: list[tuple[str, Results]]) -> Results:
                 raise InputError(where, f"result {'|'.join(key)} is in two shards")
             results[key] = r
         retrievers |= doc.retrievers
-    absent = [k for k in order if k not in results]
+    failures = [f for _, doc in docs for f in doc.failures]
+    failed = {(f.query_set, f.strategy, r) for f in failures
+              for r in ([f.retriever] if f.retriever else plan.get(f.strategy, []))}
+    absent = [k for k in order if k not in results and k not in failed]
     if absent:
         raise ConfigError(f"{len(absent)} result(s) of the matrix in no shard, e.g. "
                           f"{'|'.join(absent[0])}")
     merged = sorted(results.values(), key=lambda r: order[(r.query_set, r.strategy, r.retriever)])
     in_order = dict.fromkeys(r.retriever for r in merged)
     return replace(
-        first, shard=None, results=merged,
+        first, shard=None, results=merged, failures=failures,
         retrievers={n: retrievers[n] for n in in_order if n in retrievers},
         # counted over every shard, not taken from the first
         embeddings={k: sum(d.embeddings.get(k, 0) for _, d in docs) for k in ("embedded",

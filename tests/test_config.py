@@ -184,7 +184,7 @@ def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
 
     summary = Summary.__new__(Summary)
     summary.rows, summary.problems, summary.written, summary.stale = rows, [], None, []
-    summary.error = None
+    summary.error, summary.held_back = None, []
     summary.state = type("S", (), {"cfg": Cfg})()
     tr = _Terminal()
     summary.pytest_terminal_summary(tr)

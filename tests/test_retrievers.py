@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from chunkeval import retrieval
-from chunkeval.errors import BaselineError, ConfigError, ContractError, UnknownName
+from chunkeval.errors import (BaselineError, ConfigError, ContractError, StrategyFailed,
+                              UnknownName)
 from chunkeval.gate.baselines import check_same_retriever
 from chunkeval.results import BaselineEntry
 from chunkeval.retrieval import analyzers
@@ -161,7 +162,7 @@ def test_a_damaged_shard_is_embedded_again_and_the_cache_is_bounded(cache_dir, m
     monkeypatch.delenv(embeddings.LIMIT_VAR)
     EmbeddingCache("g", "1").embed(["v"], fn)
     assert embeddings.usage()[0] == 1
-    assert embeddings.clear() > 0 and embeddings.usage() == (0, 0)
+    assert embeddings.clear()[0] > 0 and embeddings.usage() == (0, 0)
 
 
 def _run(outside, out, *args):
@@ -329,7 +330,7 @@ def test_a_ranking_that_breaks_the_index_contract_is_named(ids):
     try:
         evaluation = Evaluation(tiny_corpus(), query_specs=["section-titles"],
                                 result_cache=False)
-        with pytest.raises(ContractError, match="retriever 'odd': search\\(\\) returned"):
+        with pytest.raises(StrategyFailed, match="retriever 'odd': search\\(\\) returned"):
             evaluation.result("fixed-200", "odd", "section-titles")
     finally:
         retrieval.unregister("odd")
@@ -343,8 +344,8 @@ def test_a_splitter_that_returns_no_chunks_list_is_named():
     strategies.register(strategies.Strategy("texts", "x", lambda doc: [doc.text]), replace=True)
     try:
         evaluation = Evaluation(tiny_corpus(), query_specs=["section-titles"])
-        with pytest.raises(ContractError, match="strategy 'texts' on m0.html: split\\(\\) "
-                                                "returned a list holding a str"):
+        with pytest.raises(StrategyFailed, match="strategy 'texts' failed on m0.html: split\\(\\) "
+                                                 "returned a list holding a str"):
             evaluation.chunked("texts", "section-titles")
     finally:
         strategies.unregister("texts")

@@ -67,17 +67,25 @@ def unpack(data: bytes, where: str, max_bytes: int, gz_name: bool = False
         if gz_name:
             notes.append("named .gz but not gzip-compressed; read as plain HTML")
     else:
-        inflate = zlib.decompressobj(wbits=31)  # gzip header and trailer
-        try:
-            data = inflate.decompress(data, max_bytes + 1)
-        except zlib.error as e:
-            raise InputError(where, f"not a readable gzip file: {e}") from None
-        if len(data) > max_bytes:
-            raise InputError(where, f"decompresses to more than the "
-                                    f"{_mb(max_bytes)} limit on a document; skipped (raise "
-                                    "the limit with --max-document-mb)")
-        if not inflate.eof:
-            raise InputError(where, "not a readable gzip file: it ends early")
+        # A gzip file may hold several members one after the other: all are the page.
+        out, rest = b"", data
+        while rest[:2] == GZIP_MAGIC:
+            inflate = zlib.decompressobj(wbits=31)  # gzip header and trailer
+            try:
+                out += inflate.decompress(rest, max_bytes + 1 - len(out))
+            except zlib.error as e:
+                raise InputError(where, f"not a readable gzip file: {e}") from None
+            if len(out) > max_bytes:
+                raise InputError(where, f"decompresses to more than the "
+                                        f"{_mb(max_bytes)} limit on a document; skipped (raise "
+                                        "the limit with --max-document-mb)")
+            if not inflate.eof:
+                raise InputError(where, "not a readable gzip file: it ends early")
+            rest = inflate.unused_data
+        if rest.strip(b"\0"):
+            raise InputError(where, f"not a readable gzip file: {len(rest)} bytes after its "
+                                    "last member are not gzip")
+        data = out
     if len(data) > max_bytes:
         raise InputError(where, f"{_mb(len(data))}, over the {_mb(max_bytes)} limit on a "
                                 "document; skipped (raise the limit with --max-document-mb)")

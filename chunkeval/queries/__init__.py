@@ -25,6 +25,9 @@ def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = DEFAULTS.ma
     path = Path(spec)
     if path.is_file():
         return read_jsonl(corpus, path, max_queries, seed)
+    if not path.exists() and (path.suffix or len(path.parts) > 1):  # meant as a file
+        raise InputError(spec, "no such file (a query set is one of "
+                               f"{', '.join(BUILDERS)} or a JSONL file)")
     raise InputError(spec, "not a query set: give one of " + ", ".join(BUILDERS)
                      + " or the path of a JSONL file" + (" (this is a directory)" if path.is_dir() else ""))
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .findings import Finding
 from .svg import CURVE_LINES, FONT, escape, plot_budget_curves, plot_cut_rate, plot_recall_vs_length
-from .view import (CHUNK_HEADER, View, chars, chunk_cells, curve_cells, header_facts, integer,
-                   reading_note, retriever_cells, retriever_header)
+from .view import (CHUNK_HEADER, NOT_SCORED, View, chars, chunk_cells, curve_cells,
+                   failure_lines, header_facts, integer, reading_note, retriever_cells,
+                   retriever_header)
 
 CSS = """
 body { font-family: %s; color: #222; max-width: 1120px; margin: 2em auto; padding: 0 1em;
@@ -55,7 +56,11 @@ def render_html(doc: View) -> str:
              f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
              f"<h1>{escape(title)}</h1>",
              '<ul class="facts">' + "".join(f"<li>{escape(f)}</li>" for f in header_facts(doc))
-             + "</ul>", "<h2>How to read this</h2>"]
+             + "</ul>"]
+    if failure_lines(doc):
+        parts += [f"<h2>{NOT_SCORED}</h2>", "<ul>" + "".join(
+            f"<li>{escape(line)}</li>" for line in failure_lines(doc)) + "</ul>"]
+    parts += ["<h2>How to read this</h2>"]
     parts += [f"<p>{escape(p).replace('`', '')}</p>" for p in reading_note(doc)]
     for qs in doc.seed_query_sets:
         parts += [f"<h2>Findings of the seed, checked on {escape(qs)}</h2>",

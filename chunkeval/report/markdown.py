@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .findings import Finding
-from .view import (CHUNK_HEADER, View, chars, chunk_cells, curve_cells, header_facts, integer,
-                   reading_note, retriever_cells, retriever_header)
+from .view import (CHUNK_HEADER, NOT_SCORED, View, chars, chunk_cells, curve_cells,
+                   failure_lines, header_facts, integer, reading_note, retriever_cells,
+                   retriever_header)
 
 
 def _md(text) -> str:
@@ -36,6 +37,8 @@ def render_markdown(doc: View) -> str:
     corpus = doc.results.corpus.name
     out = [f"# chunkeval report{' — ' + _md(corpus) if corpus else ''}", ""]
     out += [f"- {_md(f)}" for f in header_facts(doc)] + [""]
+    if failure_lines(doc):
+        out += [f"## {NOT_SCORED}", ""] + [f"- {_md(line)}" for line in failure_lines(doc)] + [""]
     out += ["## How to read this", ""]
     for para in reading_note(doc):
         out += [para, ""]

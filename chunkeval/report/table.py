@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..results import Results
-from .view import View, chars, integer, pct, stat
+from .view import View, chars, failure_lines, integer, pct, stat
 
 
 def _cells(text: str) -> int:
@@ -102,5 +102,6 @@ def format_table(results: Results, *, query_set: str | None = None,
               f"{chars(doc.budget)} {doc.unit}; hit = doc hit@{doc.k}; cpl = complete rate; "
               f"cut = cut rate of table/pre blocks; mean = mean chunk length ({doc.unit}).")
     out.extend(textwrap.wrap(legend, width=max(40, width)))
+    out += [f"not scored: {line}" for line in failure_lines(doc)]
     return "\n".join(out)
 

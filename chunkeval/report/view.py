@@ -157,6 +157,15 @@ def header_facts(view: View) -> list[str]:
     return facts
 
 
+NOT_SCORED = "Not scored"
+
+
+def failure_lines(view: View) -> list[str]:
+    """One line for each strategy (or retriever on its chunks) that could not be scored:
+    it has no row in the tables below, and the run did not succeed."""
+    return [f"{f.query_set}: {f.message}" for f in view.results.failures]
+
+
 def reading_note(view: View) -> list[str]:
     return [
         f"Values are percentages. Recall@{view.k} is the mean share of the answer's 8-char "

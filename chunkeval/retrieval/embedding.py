@@ -21,6 +21,7 @@ import io
 import re
 import shutil
 import uuid
+import zipfile
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -33,6 +34,7 @@ from .ranking import Batched
 LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
 DEFAULT_LIMIT_MB = 2048
 SHARD_TEXTS = 1024  # new vectors per shard file, at most
+WIDTH_FILE = "width"
 
 
 def root() -> Path:
@@ -52,11 +54,20 @@ def digest(text: str) -> bytes:
 
 
 class EmbeddingCache:
-    """One retriever's vectors. `hits` and `misses` count texts looked up since creation."""
+    """One retriever's vectors. `hits` and `misses` count texts looked up since creation.
 
-    def __init__(self, name: str, version: str, directory: Path | None = None):
-        self.dir = directory or root() / _safe(name) / _safe(version)
+    The folder is the retriever's name, its version and, for a retriever of the user's
+    project, the digest of its module's source: vectors of changed code are never served.
+    A shard that cannot be read whole, or holds vectors of another width or that are not
+    finite, is a miss: its texts are embedded again and the shard is removed."""
+
+    def __init__(self, name: str, version: str, directory: Path | None = None,
+                 code: str | None = None):
+        where = _safe(version) + (f"-{code[:16]}" if code else "")
+        self.dir = directory or root() / _safe(name) / where
+        self.name = name
         self.hits = self.misses = 0
+        self._width: int | None = None
         self._rows: dict[bytes, np.ndarray] | None = None
         self._seen_shards: set[str] = set()
 
@@ -71,10 +82,20 @@ class EmbeddingCache:
             try:
                 with np.load(path) as z:
                     keys, vectors = z["keys"], z["vectors"]
-            except (OSError, ValueError, KeyError, EOFError):
-                continue  # damaged or half-deleted: those texts are embedded again
-            if keys.ndim != 2 or keys.shape[1] != 32 or len(keys) != len(vectors):
+            except FileNotFoundError:
+                continue  # pruned meanwhile
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                _discard(path)  # damaged: its texts are embedded again
                 continue
+            width = self._width if self._width is not None else self._recorded_width()
+            if width is None and vectors.ndim == 2:
+                width = vectors.shape[1]
+            if (keys.ndim != 2 or keys.shape[1] != 32 or vectors.ndim != 2
+                    or len(keys) != len(vectors) or vectors.shape[1] != width
+                    or not np.isfinite(vectors).all()):
+                _discard(path)
+                continue
+            self._width = width
             for k, v in zip(keys, vectors):
                 self._rows[k.tobytes()] = v
         return self._rows
@@ -96,7 +117,13 @@ class EmbeddingCache:
         new: dict[bytes, np.ndarray] = {}
         for lo in range(0, len(todo), batch_size):
             part = todo[lo:lo + batch_size]
-            vectors = _check(fn([t for _, t in part]), len(part))
+            vectors = _check(fn([t for _, t in part]), len(part),
+                             f"the embedding function of {self.name!r}")
+            if self._width is not None and vectors.shape[1] != self._width:
+                raise ContractError(f"the embedding function of {self.name!r} returned vectors "
+                                    f"of {vectors.shape[1]} dimensions, its cached ones have "
+                                    f"{self._width}")
+            self._width = vectors.shape[1]
             new.update((k, v) for (k, _), v in zip(part, vectors))
             if len(new) >= SHARD_TEXTS:  # an interrupted run keeps what it embedded
                 self._store(new)
@@ -109,7 +136,20 @@ class EmbeddingCache:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([rows[k] for k in keys]).astype(np.float32, copy=False)
 
+    def _recorded_width(self) -> int | None:
+        """The width of this retriever's vectors, written with its first shard: a shard of
+        another width is damage, not data."""
+        try:
+            return int((self.dir / WIDTH_FILE).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            return None
+
     def _store(self, new: dict[bytes, np.ndarray]) -> None:
+        if self._recorded_width() is None and self._width is not None:
+            try:
+                atomic_write(self.dir / WIDTH_FILE, str(self._width))
+            except OSError:
+                pass
         buf = io.BytesIO()
         keys = np.frombuffer(b"".join(new), dtype=np.uint8).reshape(len(new), 32)
         np.savez(buf, keys=keys, vectors=np.stack(list(new.values())).astype(np.float32))
@@ -122,14 +162,21 @@ class EmbeddingCache:
         prune(limit_bytes())
 
 
-def _check(vectors, n: int) -> np.ndarray:
+def _check(vectors, n: int, name: str = "an embedding function") -> np.ndarray:
     v = np.asarray(vectors, dtype=np.float32)
     if v.ndim != 2 or len(v) != n:
-        raise ContractError(f"an embedding function returned shape {v.shape} for {n} texts; "
-                         f"expected [{n}, d]")
+        raise ContractError(f"{name} returned shape {v.shape} for {n} texts; "
+                            f"expected [{n}, d]")
     if not np.isfinite(v).all():
-        raise ContractError("an embedding function returned NaN or infinite values")
+        raise ContractError(f"{name} returned NaN or infinite values")
     return v
+
+
+def _discard(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass  # another process did, or the cache is read-only: it is skipped either way
 
 
 class EmbeddingIndex(Batched):
@@ -177,8 +224,9 @@ def prune(limit: int) -> int:
     return prune_oldest(files_by_age(root(), "**/*.npz"), limit)
 
 
-def clear() -> int:
-    """Delete the whole embedding cache; the bytes freed."""
+def clear() -> tuple[int, int]:
+    """Delete the whole embedding cache: (bytes freed, bytes that could not be removed)."""
     _, size = usage()
     shutil.rmtree(root(), ignore_errors=True)
-    return size
+    left = usage()[1]
+    return size - left, left

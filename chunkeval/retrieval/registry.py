@@ -66,11 +66,20 @@ class Retriever:
 _REGISTRY: dict[str, Retriever] = {}
 
 
-def register(retriever: Retriever, *, replace: bool = False) -> Retriever:
+_BUILTIN: set[str] = set()  # the built-ins' names: never taken over from outside
+
+
+def register(retriever: Retriever, *, replace: bool = False, builtin: bool = False
+             ) -> Retriever:
     old = _REGISTRY.get(retriever.name)
     if old is not None and not replace and old is not retriever:
         raise ConfigError(f"a retriever named {retriever.name!r} is already registered")
+    if retriever.name in _BUILTIN and not builtin and old is not retriever:
+        raise ConfigError(f"{retriever.name!r} is the name of a built-in retriever; give "
+                          "yours another (a `retriever_name` attribute on the function)")
     _REGISTRY[retriever.name] = retriever
+    if builtin:
+        _BUILTIN.add(retriever.name)
     return retriever
 
 
@@ -121,22 +130,26 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
         raise ConfigError(f"retriever {spec!r}: not a Retriever, a list of them, or an "
                           "embedding function")
     for r in found:
-        register(r, replace=True)
+        try:
+            register(r, replace=True)
+        except ConfigError as e:
+            raise ConfigError(f"retriever {spec!r}: {e}") from None
     return found
 
 
 def _register_builtins() -> None:
-    register(Retriever("bm25", "1", build=lambda texts, analyzer, seed: BM25Index(
-        texts, analyzer=analyzer), lexical=True, description="Okapi BM25"))
-    register(Retriever("lsa", "1", build=lambda texts, analyzer, seed: LSAIndex(
-        texts, seed=seed, analyzer=analyzer), lexical=True,
-        description="TF-IDF + truncated SVD, 128 dimensions"))
-    register(Retriever("hybrid", "1", fuses=("bm25", "lsa"), description="RRF of bm25, lsa"))
-    register(Retriever("use", neural.use_version(), embed=neural.use_embed,
-                       batch_size=neural.BATCH,
-                       description="Universal Sentence Encoder multilingual v3"))
-    register(Retriever("hybrid-use", "1", fuses=("bm25", "use"),
-                       description="RRF of bm25, use"))
+    for r in (
+        Retriever("bm25", "1", lexical=True, description="Okapi BM25",
+                  build=lambda texts, analyzer, seed: BM25Index(texts, analyzer=analyzer)),
+        Retriever("lsa", "1", lexical=True, description="TF-IDF + truncated SVD, 128 dimensions",
+                  build=lambda texts, analyzer, seed: LSAIndex(texts, seed=seed,
+                                                               analyzer=analyzer)),
+        Retriever("hybrid", "1", fuses=("bm25", "lsa"), description="RRF of bm25, lsa"),
+        Retriever("use", neural.use_version(), embed=neural.use_embed, batch_size=neural.BATCH,
+                  description="Universal Sentence Encoder multilingual v3"),
+        Retriever("hybrid-use", "1", fuses=("bm25", "use"), description="RRF of bm25, use"),
+    ):
+        register(r, builtin=True)
 
 
 _register_builtins()

@@ -5,7 +5,7 @@ from .registry import (Strategy, all_strategies, get, load_splitter, names, regi
                        unregister)
 
 for _strategy in MATRIX:
-    register(_strategy, replace=True)
+    register(_strategy, replace=True, builtin=True)
 
 
 def is_builtin(name: str) -> bool:

@@ -44,12 +44,18 @@ class Strategy:
 
 
 _REGISTRY: dict[str, Strategy] = {}
+_BUILTIN: set[str] = set()  # names of the default matrix: never taken over from outside
 
 
-def register(strategy: Strategy, *, replace: bool = False) -> Strategy:
+def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False) -> Strategy:
     if strategy.name in _REGISTRY and not replace and _REGISTRY[strategy.name] is not strategy:
         raise ConfigError(f"a strategy named {strategy.name!r} is already registered")
+    if strategy.name in _BUILTIN and not builtin and _REGISTRY[strategy.name] is not strategy:
+        raise ConfigError(f"{strategy.name!r} is the name of a built-in strategy; give yours "
+                          "another (a `strategy_name` attribute on the function)")
     _REGISTRY[strategy.name] = strategy
+    if builtin:
+        _BUILTIN.add(strategy.name)
     return strategy
 
 
@@ -100,5 +106,8 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
     else:
         raise ConfigError(f"splitter {spec!r}: not a Strategy, a list of them, or a callable")
     for s in found:
-        register(s, replace=True)
+        try:
+            register(s, replace=True)
+        except ConfigError as e:
+            raise ConfigError(f"splitter {spec!r}: {e}") from None
     return found
