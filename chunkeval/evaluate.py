@@ -346,8 +346,7 @@ class Evaluation:
                 len(self.query_set(spec)), self.query_set(spec).fingerprint)
                 for spec in self.query_specs},
             strategies={n: strategies.get(n).describe() for n in names},
-            retrievers={r: retrieval.get(r).describe()
-                        for r in dict.fromkeys(x.retriever for x in results)},
+            retrievers={r: _described(r) for r in dict.fromkeys(x.retriever for x in results)},
             analyzer=self.analyzer,
             embeddings={k: sum((x.embeddings or {}).get(k, 0) for x in results)
                         for k in ("embedded", "cached")},
@@ -498,6 +497,14 @@ def _retriever_identity(name: str) -> dict:
             # an outside retriever's source; chunkeval's own are covered by _code_digest
             "code": outside.source_digest(r.embed or r.build),
             "parts": [_retriever_identity(p) for p in r.fuses]}
+
+
+def _described(name: str) -> dict:
+    """A retriever as results.json describes it; an outside one with its source's digest,
+    so that results of other code under the same version are told apart (merge)."""
+    r = retrieval.get(name)
+    code = outside.source_digest(r.embed or r.build)
+    return r.describe() | ({"code": code} if code else {})
 
 
 def corpus_summary(corpus: Corpus) -> CorpusSummary:

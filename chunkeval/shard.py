@@ -117,6 +117,7 @@ def merge(docs: list[tuple[str, Results]]) -> Results:
                                     "run it with --shard I/N")
     count = first.shard["count"]
     seen: dict[int, str] = {}
+    retrievers_seen: dict[str, tuple[str, dict]] = {}
     for where, doc in docs:
         sh = doc.shard
         if sh["count"] != count:
@@ -126,10 +127,22 @@ def merge(docs: list[tuple[str, Results]]) -> Results:
             raise InputError(where, f"shard {sh['index']}/{count} given twice (also "
                                     f"{seen[sh['index']]})")
         seen[sh["index"]] = where
-        for k in ("schema", "corpus", "settings", "query_sets", "strategies"):
+        for k in ("schema", "chunkeval", "corpus", "settings", "query_sets", "strategies",
+                  "analyzer"):
             if getattr(doc, k) != getattr(first, k):
                 raise InputError(where, f"its {k!r} differs from {first_where}'s: the shards "
                                         "did not run the same evaluation")
+        for name, described in doc.retrievers.items():
+            first_seen = retrievers_seen.setdefault(name, (where, described))
+            if first_seen[1] != described:
+                raise InputError(where, f"retriever {name!r} is {described}, but in "
+                                        f"{first_seen[0]} {first_seen[1]}: the shards ran "
+                                        "other versions or code")
+        for i, r in enumerate(doc.results):
+            claimed = (doc.retrievers.get(r.retriever) or {}).get("version")
+            if claimed is not None and r.retriever_version not in (None, claimed):
+                raise InputError(where, f"results[{i}] was measured with {r.retriever} "
+                                        f"{r.retriever_version}, its header says {claimed}")
         for k in ("strategies", "retrievers"):
             if sh.get(k) != first.shard.get(k):
                 raise InputError(where, f"its shard {k} differ from {first_where}'s")

@@ -266,3 +266,40 @@ def test_cache_clear_says_what_it_could_not_remove(cache_dir, monkeypatch, capsy
     assert main(["cache", "clear"]) == 2
     err = capsys.readouterr().err
     assert "could not be removed" in err and str(embedding.root()) in err
+
+
+# -- one odd entry in a documents folder -----------------------------------------------------
+
+def test_odd_entries_of_a_folder_are_skipped_each_with_a_warning(manuals, tmp_path):
+    import os
+
+    from chunkeval.corpus import load_corpus
+    docs = manuals(parts=2)
+    (docs / "loop-a.md").symlink_to(docs / "loop-b.md")
+    (docs / "loop-b.md").symlink_to(docs / "loop-a.md")
+    (docs / "ring").symlink_to(docs / "ring2")
+    (docs / "ring2").symlink_to(docs / "ring")
+    os.mkfifo(docs / "pipe.md")  # reading it would block for ever
+    (docs / "forged\nchunkeval: all good.md").write_text("# Title\n\nText.\n")
+    with open(os.fsencode(str(docs)) + b"/caf\xe9.md", "wb") as f:
+        f.write(b"# Caf\n\nNot UTF-8 in its name.\n")
+    (docs / "caf\\xe9.md").write_text("# Literal\n\nA backslash in its name.\n")
+    corpus = load_corpus(str(docs), use_cache=False)
+    said = "\n".join(str(p) for p in corpus.problems)
+    assert "loop-a.md: cannot be read" in said and "loop-b.md: cannot be read" in said
+    assert "pipe.md: not a regular file (a FIFO, socket or device); skipped" in said
+    assert "forged\\x0achunkeval: all good.md" in said and "\nchunkeval: all good" not in said
+    assert "like " in said and "caf\\xe9.md" in said  # the escaped and the literal name
+    assert {"part0.html", "part1.html"} <= {d.id for d in corpus.documents}
+    assert sum(d.id == "caf\\xe9.md" for d in corpus.documents) == 1
+
+
+def test_a_query_file_is_size_bounded(docs, tmp_path, capsys, monkeypatch):
+    from chunkeval.queries import jsonl
+    monkeypatch.setattr(jsonl, "MAX_FILE_MB", 0.001)
+    big = tmp_path / "q.jsonl"
+    big.write_text('{"id": "a", "query": "q", "doc": "page00", "answer": "' + "x" * 5000
+                   + '"}\n', encoding="utf-8")
+    assert main(["corpus", "info", "--corpus", str(docs), "--queries", str(big)]) == 2
+    assert "q.jsonl: 5,057 bytes, over the 1,000-byte limit on a query file" in \
+        capsys.readouterr().err

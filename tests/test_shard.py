@@ -2,6 +2,7 @@
 run's results; a sharded baseline update keeps every shard's entries."""
 
 import json
+import re
 
 import pytest
 
@@ -98,3 +99,44 @@ def test_timings_from_a_file_that_is_not_results_name_it(tmp_path):
     bad.write_text('{"rows": []}')
     with pytest.raises(InputError, match="notes.json.*not a chunkeval results document"):
         read_results(bad)
+
+
+@pytest.mark.parametrize("damage, said", [
+    ("retriever version", "retriever 'bm25' is .*, but in .*p1.* the shards ran other versions"),
+    ("metric", r"results\[0\]\.metrics\.recall_at_k\.value is 7\.5, not a number in \[0, 1\]"),
+    ("coverage", r"per_query\[0\]\.coverage is -3, not a number in \[0, 1\]"),
+    ("rows cut", r"results\[0\]\.per_query has 10 rows, but query set .* has \d+ queries"),
+    ("NaN", r"recall_at_k\.value is nan"),
+    ("a string", r"recall_at_k\.value is '0\.5'"),
+    ("claimed version", r"results\[0\] was measured with bm25 9, its header says 1"),
+])
+def test_merge_refuses_what_it_should_not_join_naming_file_and_field(docs, tmp_path, capsys,
+                                                                       damage, said):
+    common = ["--corpus", str(docs), "--strategies", "fixed-400,fixed-800",
+              "--retrievers", "bm25", "--jobs", "1"]
+    for i in (1, 2):
+        assert main(["run", *common, "--shard", f"{i}/2", "--out", str(tmp_path / f"p{i}")]) == 0
+    path = tmp_path / "p2" / "results.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    r = doc["results"][0]
+    if damage == "retriever version":
+        doc["retrievers"]["bm25"]["version"] = "2"
+    elif damage == "metric":
+        r["metrics"]["recall_at_k"]["value"] = 7.5
+    elif damage == "coverage":
+        r["per_query"][0]["coverage"] = -3
+    elif damage == "rows cut":
+        r["per_query"] = r["per_query"][:10]
+    elif damage == "NaN":
+        r["metrics"]["recall_at_k"]["value"] = float("nan")
+    elif damage == "a string":
+        r["metrics"]["recall_at_k"]["value"] = "0.5"
+    else:
+        r["retriever_version"] = "9"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "p1"), str(tmp_path / "p2"),
+                 "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert re.search(said, err) and "p2/results.json" in err, err
+    assert not (tmp_path / "m").exists()

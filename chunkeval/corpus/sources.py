@@ -12,6 +12,8 @@ import gzip
 import hashlib
 import json
 import os
+import re
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,8 +99,14 @@ def _mb(n: int) -> str:
 
 
 def escaped(name: str) -> str:
-    """A file name as the filesystem gave it, printable: bytes that are not UTF-8 as \\xNN."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+    """A file name as the filesystem gave it, printable on one line: bytes that are not
+    UTF-8, and control characters (a newline in a name would forge a line of the log), as
+    \\xNN."""
+    text = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
@@ -135,8 +143,12 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                                 "are not in the corpus"))
 
     def leaves(path: Path) -> bool:
-        return path.is_symlink() and not path.resolve().is_relative_to(real_root)
+        try:
+            return path.is_symlink() and not path.resolve().is_relative_to(real_root)
+        except (OSError, RuntimeError):  # a symlink loop leads nowhere
+            return True
 
+    ids: dict[str, str] = {}  # document id -> the file it came from
     for folder, dirs, files in os.walk(root, onerror=unlisted):
         for d in [d for d in dirs if not d.startswith(".") and leaves(Path(folder) / d)]:
             problems.append(Problem(shown(Path(folder) / d), "a symlink to outside the corpus "
@@ -151,9 +163,24 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             path = Path(folder) / name
             rel = escaped(path.relative_to(root).as_posix())
             display = shown(path)
+            if rel in ids:
+                problems.append(Problem(display, f"named {rel!r} once escaped, like "
+                                                 f"{ids[rel]}; skipped"))
+                continue
+            ids[rel] = display
             if rel != path.relative_to(root).as_posix():
-                problems.append(Problem(display, "file name is not valid UTF-8; the document "
-                                                 f"is named {rel!r}"))
+                problems.append(Problem(display, "file name is not valid UTF-8 or holds "
+                                                 "control characters; the document is named "
+                                                 f"{rel!r}"))
+            try:
+                kind = path.stat().st_mode
+            except OSError as e:  # a symlink loop or a dangling symlink
+                problems.append(Problem(display, f"cannot be read: {e.strerror or e}; skipped"))
+                continue
+            if not stat.S_ISREG(kind):  # a FIFO would block the read for ever
+                problems.append(Problem(display, "not a regular file (a FIFO, socket or "
+                                                 "device); skipped"))
+                continue
             if leaves(path):
                 problems.append(Problem(display, "a symlink to outside the corpus directory; "
                                                  "skipped"))

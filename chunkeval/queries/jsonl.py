@@ -13,6 +13,10 @@ from ..errors import InputError, Problem
 from ..model import Corpus, Document, Query, QuerySet
 from .builders import normalize, query_leaks, sample
 
+# A query file larger than this is refused, as a page larger than the corpus's limit is
+# skipped: read whole, a file of one huge line takes many times its size in memory.
+MAX_FILE_MB = 20
+
 
 def _resolve_doc(corpus: Corpus, ref: str) -> tuple[str | None, str | None]:
     """(document id, None) or (None, why not)."""
@@ -78,6 +82,10 @@ def _jsonl_gold(obj: dict, form: str, doc: Document, bare: str):
 
 def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
     try:
+        size, limit = path.stat().st_size, int(MAX_FILE_MB * 10**6)
+        if size > limit:
+            raise InputError(str(path), f"{size:,} bytes, over the {limit:,}-byte limit on a "
+                                        "query file")
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as e:
         raise InputError(str(path), f"not UTF-8 text: {e}") from None
