@@ -17,6 +17,7 @@ from typing import Any, Iterator, Protocol
 
 from . import metrics, retrieval, strategies
 from .errors import ConfigError
+from .results import Failure
 from .shard import task_costs
 
 Task = tuple[str, str]  # (query set spec, strategy)
@@ -81,7 +82,11 @@ class RayExecutor:
     and results come back as they finish. With no address an embedded local cluster of
     `workers` CPUs is started and shut down after the run; with an address the run connects
     to a running cluster, whose nodes need chunkeval installed. The project's own modules
-    (splitters, retrievers, length measures) are imported on every actor as they were here."""
+    (splitters, retrievers, length measures) are imported on every actor as they were here.
+
+    A worker that dies (killed, out of memory) is restarted and its task run again, up to
+    RETRIES times; a task that still cannot finish is a Failure in the results, not the end
+    of the run: every finished task's results are kept."""
 
     address: str | None = None  # a running cluster, e.g. ray://10.0.0.5:10001 or 10.0.0.5:6379
     workers: int = 2  # CPUs (so actors) of the embedded cluster
@@ -92,7 +97,7 @@ class RayExecutor:
     def map(self, evaluation, tasks, plan, timings=None):
         try:
             import ray
-            from ray.util import ActorPool
+            from ray.exceptions import RayError
         except ImportError:
             raise ConfigError("--executor ray needs Ray: pip install "
                               "'chunkeval[distributed]'") from None
@@ -114,15 +119,39 @@ class RayExecutor:
             actors = self.workers if not self.address else \
                 max(1, int(ray.cluster_resources().get("CPU", 1)))
             shipped = ray.put(evaluation)  # its inputs only: see Evaluation.__getstate__
-            worker = ray.remote(num_cpus=1)(_Worker)
-            pool = ActorPool([worker.remote(shipped, self.modules)
-                              for _ in range(min(actors, max(1, len(tasks))))])
+            worker = ray.remote(num_cpus=1, max_restarts=RETRIES,
+                                max_task_retries=RETRIES)(_Worker)
+            idle = [worker.remote(shipped, self.modules)
+                    for _ in range(min(actors, max(1, len(tasks))))]
             cost = task_costs(evaluation, tasks, timings)
-            yield from pool.map_unordered(lambda actor, task: actor.run.remote(task, plan[task[1]]),
-                                          sorted(tasks, key=lambda t: -cost[t]))
+            queue = sorted(tasks, key=lambda t: -cost[t])
+            queue.reverse()  # popped from the end: costliest first
+            running: dict = {}  # result ref -> (task, actor)
+            while queue or running:
+                while idle and queue:
+                    actor, task = idle.pop(), queue.pop()
+                    running[actor.run.remote(task, plan[task[1]])] = (task, actor)
+                [done], _ = ray.wait(list(running), num_returns=1)
+                task, actor = running.pop(done)
+                try:
+                    yield ray.get(done)
+                    idle.append(actor)
+                except RayError as e:  # the worker died, and its restarts with it
+                    yield task, [_lost(evaluation, task, e)]
+                    idle.append(worker.remote(shipped, self.modules))
         finally:
             if started:
                 ray.shutdown()
+
+
+RETRIES = 2  # restarts of a dead Ray worker, and re-runs of the task it held
+
+
+def _lost(evaluation, task: Task, error: BaseException) -> Failure:
+    spec, strategy = task
+    return Failure(strategy, evaluation.query_set(spec).name,
+                   f"strategy {strategy!r} failed: its Ray worker was lost "
+                   f"{RETRIES + 1} times ({type(error).__name__})")
 
 
 def _reachable(address: str, timeout: float = 10.0) -> None:

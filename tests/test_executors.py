@@ -14,8 +14,11 @@ STRATEGIES = "fixed-200,recursive-400-ov40,structure-800+prefix,parent-child-r20
 
 
 def without_timings(doc: dict) -> dict:
-    return {**doc, "results": [{k: v for k, v in r.items() if k != "seconds"}
-                               for r in doc["results"]]}
+    """What two runs of the same work share: all but timings and embedding-cache counts
+    (the second run finds the first's vectors)."""
+    drop = ("seconds", "embeddings")
+    return {**{k: v for k, v in doc.items() if k != "embeddings"},
+            "results": [{k: v for k, v in r.items() if k not in drop} for r in doc["results"]]}
 
 
 def test_ray_cluster_gives_the_process_pool_results(docs, tmp_path, capsys):
@@ -57,3 +60,70 @@ def test_ray_on_the_default_corpus_gives_the_process_pool_results(tmp_path, caps
                  for d in ("pool", "ray"))
     assert pool["corpus"]["name"] == "debian-ja" and len(ray["results"]) == 8
     assert without_timings(ray) == without_timings(pool)
+
+
+# An outside splitter that kills the process it runs in the first time it meets a page
+# (a worker killed mid-run), and an outside embedding retriever and length measure: what the
+# process pool has by inheritance, Ray's workers must import.
+PROJECT = '''\
+import os
+from pathlib import Path
+
+import numpy as np
+
+from chunkeval import Chunk
+
+DEATHS = Path(__file__).parent / "deaths"
+
+
+def dying(doc):
+    if doc.id == "page02.html" and os.environ.get("DIE") and DEATHS.stat().st_size < int(
+            os.environ["DIE"]):
+        with open(DEATHS, "a") as f:
+            f.write("x")
+        os._exit(1)
+    return [Chunk(doc.id, s, min(s + 300, len(doc.text)), doc.text[s:s + 300])
+            for s in range(0, len(doc.text), 300)]
+
+
+def letters(texts):
+    return np.array([[t.count(c) + 1 for c in "etaoinshr"] for t in texts], dtype=np.float32)
+
+
+def words(text):
+    return len(text.split())
+'''
+
+
+@pytest.mark.parametrize("deaths", [1, 9])
+def test_ray_with_outside_code_and_a_killed_worker(docs, tmp_path, monkeypatch, capsys, deaths):
+    """Killed once, the worker is restarted and the task run again: the same results as the
+    process pool. Killed every time, that task is a failure and every other result is kept."""
+    import sys
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    (tmp_path / "proj.py").write_text(PROJECT, encoding="utf-8")
+    (tmp_path / "deaths").write_text("")
+    common = ["--corpus", str(docs), "--queries", "section-titles", "--splitter",
+              "proj:dying", "--retriever", "proj:letters", "--strategies",
+              "proj:dying,fixed-400", "--retrievers", "bm25,letters", "--length", "proj:words",
+              "--jobs", "2", "--no-result-cache"]
+    try:
+        assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
+        monkeypatch.setenv("DIE", str(deaths))
+        status = main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")])
+    finally:
+        sys.modules.pop("proj", None)
+    pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
+                 for d in ("pool", "ray"))
+    killed = len((tmp_path / "deaths").read_text())
+    if deaths == 1:
+        assert status == 0 and killed == 1
+        assert without_timings(ray) == without_timings(pool)
+    else:
+        assert status == 1 and killed >= 3
+        assert {(r["strategy"], r["retriever"]) for r in ray["results"]} == {
+            ("fixed-400", "bm25"), ("fixed-400", "letters")}
+        [lost] = ray["failed"]
+        assert lost["strategy"] == "dying" and "Ray worker was lost" in lost["message"]
+        assert "strategy 'dying' failed: its Ray worker was lost" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """The retriever registry, outside retrievers (CLI and pytest), the embedding cache, the
 analyzers and the `use` model on real sentences."""
 
+import hashlib
 import json
 import shutil
 import sys
@@ -177,7 +178,9 @@ def test_cli_outside_retriever_and_cache_hits(outside, capsys):
     printed = capsys.readouterr().out
     assert "letters" in printed and "texts embedded" in printed
     doc = json.loads((outside / "out" / "results.json").read_text(encoding="utf-8"))
-    assert doc["retrievers"]["letters"] == {"name": "letters", "version": "1", "shape": "embed"}
+    code = hashlib.sha256((outside / "mymod.py").read_bytes()).hexdigest()
+    assert doc["retrievers"]["letters"] == {"name": "letters", "version": "1", "shape": "embed",
+                                            "code": code}  # an outside retriever's source
     rows = [r for r in doc["results"] if r["retriever"] == "letters"]
     assert len(rows) == 2 and all(r["retriever_version"] == "1" for r in rows)
     assert doc["analyzer"] == "word+stem"
