@@ -337,15 +337,17 @@ def _run(args) -> int:
     return _report_failures(results, args.traceback) or status
 
 
-def _report_failures(results: Results, traceback: bool) -> int:
-    """Each strategy that could not be scored, one line (and its frames with --traceback);
-    1 when there is one: the rest of the results are written, but the run did not succeed."""
+def _report_failures(results: Results, traceback: bool | None) -> int:
+    """Each strategy that could not be scored, one line (and its frames with --traceback;
+    None where the command has no such option); 1 when there is one: the rest of the results
+    are written, but the run did not succeed."""
     for f in results.failures:
         print(f"chunkeval: failed: {f.message}", file=sys.stderr)
         if traceback and f.detail:
             print(f.detail, file=sys.stderr)
     if results.failures:
-        shown = "" if traceback else " (--traceback shows where in your code)"
+        shown = ("" if traceback else " (--traceback shows where in your code)"
+                 if traceback is not None else " (results.json keeps where in your code)")
         print(f"chunkeval: {len(results.failures)} strategy result(s) not scored{shown}",
               file=sys.stderr)
         return 1
@@ -394,7 +396,7 @@ def _merge(args) -> int:
     print(report.format_table(merged))
     print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
           + ", ".join(str(p) for p in written.values()))
-    return _report_failures(merged, False)
+    return _report_failures(merged, None)
 
 
 # -- compare -------------------------------------------------------------------------------------

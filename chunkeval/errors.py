@@ -7,7 +7,7 @@ anything else that escapes is a bug in chunkeval and shows its traceback.
     ├── InputError      a file the user gave is unreadable or malformed (names file and line)
     ├── ConfigError     a setting, option or MODULE:ATTR that chunkeval cannot use
     ├── UnknownName     a strategy, retriever, analyzer, metric or query set nobody registered
-    ├── ContractError   an outside splitter or retriever returned what its contract forbids
+    ├── ContractError   an outside retriever or length measure returned what it must not
     ├── StrategyFailed  a strategy could not be scored: its splitter, or a retriever on its
     │                   chunks, raised or broke its contract (the run goes on without it)
     ├── CorpusError     a corpus cannot be had at all (fetch, unpack, no readable document)
@@ -46,8 +46,9 @@ class UnknownName(ChunkevalError, LookupError):
 
 
 class ContractError(ChunkevalError):
-    """An outside splitter or retriever gave what its contract rules out (a vector of the
-    wrong shape, an index without search); the message names it."""
+    """An outside retriever or length measure gave what its contract rules out (a vector of
+    the wrong shape, an index without search, a length that is no count); the message names
+    it. A splitter's broken contract is a StrategyFailed."""
 
 
 class StrategyFailed(ChunkevalError):
@@ -62,7 +63,23 @@ class StrategyFailed(ChunkevalError):
         self.document, self.detail = document, detail
         what = f"strategy {strategy!r}" + (f", retriever {retriever!r}" if retriever else "")
         where = f" on {document}" if document else ""
-        super().__init__(f"{what} failed{where}: {problem}")
+        super().__init__(f"{what} failed{where}: {one_line(problem)}")
+
+    def __reduce__(self):  # a worker process sends it back whole
+        return _rebuilt, (self.strategy, self.problem, self.retriever, self.document,
+                          self.detail)
+
+
+def _rebuilt(strategy, problem, retriever, document, detail) -> StrategyFailed:
+    return StrategyFailed(strategy, problem, retriever=retriever, document=document,
+                          detail=detail)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """`text` on one line, at most `limit` characters: what an exception of the user's code
+    says goes into a message that must stay one line."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
 class CorpusError(ChunkevalError):

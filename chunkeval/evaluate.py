@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import __version__, cache, invariants, metrics, outside, queries, retrieval, strategies
-from .errors import ChunkevalError, ContractError, InputError, StrategyFailed
+from .errors import ChunkevalError, ConfigError, ContractError, InputError, StrategyFailed
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
@@ -102,8 +102,8 @@ class Evaluation:
 
     def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
         if retriever.name not in self._caches:
-            self._caches[retriever.name] = EmbeddingCache(
-                retriever.name, retriever.version, code=outside.source_digest(retriever.embed))
+            self._caches[retriever.name] = EmbeddingCache(retriever.name, retriever.version,
+                                                          code=_code_of(retriever))
         return self._caches[retriever.name]
 
     def _embedding_counts(self) -> tuple[int, int]:
@@ -136,13 +136,14 @@ class Evaluation:
                         else out
                 except Exception as e:  # the splitter's own failure, said as one line
                     self._failed[key] = StrategyFailed(
-                        strategy_name, f"split() raised {type(e).__name__}: {e}",
-                        document=doc.id, detail=own_frames(e))
+                        strategy_name, f"split() raised {_said(e)}", document=doc.id,
+                        detail=own_frames(e))
                     raise self._failed[key] from e
                 problem = None
                 if not isinstance(chunks, list) or not all(isinstance(c, Chunk) for c in chunks):
                     problem = f"split() returned {_kind(chunks)}, not a list of Chunk"
-                elif (broken := invariants.contract(strategy, doc, chunks)) is not None:
+                elif strategy.checked and (
+                        broken := invariants.contract(strategy, doc, chunks)) is not None:
                     problem = f"its chunks break {broken[0]!r}: {broken[1]}"
                 if problem:
                     self._failed[key] = StrategyFailed(strategy_name, problem, document=doc.id)
@@ -152,10 +153,19 @@ class Evaluation:
             handed, parent_of = _handed(searched)
             rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
                          if view[c.doc_id].text[c.start:c.end] != c.text}
+            try:  # the first use of an outside length measure
+                stats = metrics.chunk_stats(searched, metrics.length_function(self.settings.length),
+                                            hash=chunks_hash(searched, handed))
+            except ConfigError:
+                raise
+            except Exception as e:
+                self._failed[key] = StrategyFailed(
+                    strategy_name, f"the length measure {self.settings.length!r}: "
+                                   f"{e if isinstance(e, ChunkevalError) else _said(e)}",
+                    detail=own_frames(e))
+                raise self._failed[key] from e
             self._chunked[key] = Chunked(
-                searched, handed, parent_of, seconds,
-                stats=metrics.chunk_stats(searched, metrics.length_function(self.settings.length),
-                                          hash=chunks_hash(searched, handed)),
+                searched, handed, parent_of, seconds, stats=stats,
                 cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
         return self._chunked[key]
 
@@ -302,6 +312,9 @@ class Evaluation:
             try:
                 out.append(self.result(name, ret, spec))
             except StrategyFailed as e:
+                if e.retriever not in (None, ret):  # a part of a hybrid: the hybrid failed
+                    e = StrategyFailed(name, f"its part {e.retriever!r}: {e.problem}",
+                                       retriever=ret, document=e.document, detail=e.detail)
                 out.append(Failure(e.strategy, self.query_set(spec).name, str(e), e.retriever,
                                    e.document, e.detail))
         self.release(name, spec)
@@ -376,22 +389,28 @@ def _retriever_failure(strategy: str, retriever: str):
     except StrategyFailed:
         raise
     except ContractError as e:
-        raise StrategyFailed(strategy, str(e), retriever=retriever) from e
+        said = str(e).removeprefix(f"retriever {retriever!r}: ")
+        raise StrategyFailed(strategy, said, retriever=retriever) from e
     except ChunkevalError:
         raise
     except Exception as e:
-        raise StrategyFailed(strategy, f"{type(e).__name__}: {e}", retriever=retriever,
+        raise StrategyFailed(strategy, _said(e), retriever=retriever,
                              detail=own_frames(e)) from e
 
 
-def own_frames(e: BaseException) -> str:
+def _said(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def own_frames(e: BaseException, fallback: int = 4) -> str:
     """The frames of the traceback that are the user's own code: not chunkeval's, not the
-    standard library's nor an installed package's."""
+    standard library's nor an installed package's; with none of those (a failure inside an
+    installed library), the last `fallback` frames."""
     skip = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
                                                       "platlib")} | {str(Path(__file__).parent)})
-    frames = [f for f in traceback.extract_tb(e.__traceback__)
-              if not os.path.abspath(f.filename).startswith(skip)]
-    return "".join(traceback.format_list(frames)).rstrip()
+    every = traceback.extract_tb(e.__traceback__)
+    frames = [f for f in every if not os.path.abspath(f.filename).startswith(skip)]
+    return "".join(traceback.format_list(frames or every[-fallback:])).rstrip()
 
 
 def _kind(value) -> str:
@@ -412,6 +431,16 @@ def _checked(ranked, queries: int, chunks: int, retriever: str) -> np.ndarray:
         raise ContractError(f"retriever {retriever!r}: search() returned {ranked.dtype} of "
                             f"shape {ranked.shape} for {queries} queries over {chunks} chunks; "
                             "expected integer chunk ids in [-1, chunks), a row a query")
+    if ranked.size:
+        found = ranked >= 0
+        gap = (found[:, 1:] & ~found[:, :-1]).any(axis=1)  # an id after the -1 padding
+        ordered = np.sort(ranked, axis=1)
+        twice = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
+        for bad, what in ((gap, "a chunk id after -1 padding"), (twice, "a chunk id twice")):
+            if bad.any():
+                raise ContractError(f"retriever {retriever!r}: search() returned {what} for "
+                                    f"query {int(np.argmax(bad))}: a ranking lists each chunk "
+                                    "once, best first, -1 only at its end")
     return ranked.astype(np.int64, copy=False)
 
 
@@ -495,7 +524,7 @@ def _retriever_identity(name: str) -> dict:
     r = retrieval.get(name)
     return {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
             # an outside retriever's source; chunkeval's own are covered by _code_digest
-            "code": outside.source_digest(r.embed or r.build),
+            "code": _code_of(r),
             "parts": [_retriever_identity(p) for p in r.fuses]}
 
 
@@ -503,8 +532,14 @@ def _described(name: str) -> dict:
     """A retriever as results.json describes it; an outside one with its source's digest,
     so that results of other code under the same version are told apart (merge)."""
     r = retrieval.get(name)
-    code = outside.source_digest(r.embed or r.build)
+    code = _code_of(r)
     return r.describe() | ({"code": code} if code else {})
+
+
+def _code_of(r: retrieval.Retriever) -> str | None:
+    """The digest of an outside retriever's code: its MODULE:ATTR module's, else the module
+    its function comes from; None for chunkeval's own (covered by _code_digest)."""
+    return r.code or outside.source_digest(r.embed or r.build)
 
 
 def corpus_summary(corpus: Corpus) -> CorpusSummary:

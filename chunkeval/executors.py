@@ -27,7 +27,8 @@ EXECUTORS = ("process", "ray")
 
 class Executor(Protocol):
     """Runs an evaluate.Evaluation's tasks (it never builds one, so it does not import it)
-    and yields each task with its list of results.Result as it finishes."""
+    and yields each task with its outcomes, a results.Result or results.Failure for each
+    retriever, as it finishes."""
 
     def map(self, evaluation: Any, tasks: list[Task], plan: Plan,
             timings: dict | None = None) -> Iterator[tuple[Task, list]]: ...
@@ -97,7 +98,7 @@ class RayExecutor:
     def map(self, evaluation, tasks, plan, timings=None):
         try:
             import ray
-            from ray.exceptions import RayError
+            from ray import exceptions as rx
         except ImportError:
             raise ConfigError("--executor ray needs Ray: pip install "
                               "'chunkeval[distributed]'") from None
@@ -134,11 +135,18 @@ class RayExecutor:
                 [done], _ = ray.wait(list(running), num_returns=1)
                 task, actor = running.pop(done)
                 try:
-                    yield ray.get(done)
-                    idle.append(actor)
-                except RayError as e:  # the worker died, and its restarts with it
+                    outcome = ray.get(done)
+                except (rx.RayActorError, rx.WorkerCrashedError, rx.ObjectLostError,
+                        rx.OutOfMemoryError, rx.NodeDiedError) as e:
+                    # the worker died, and its restarts with it: a new one for what is left
                     yield task, [_lost(evaluation, task, e)]
                     idle.append(worker.remote(shipped, self.modules))
+                    continue
+                except rx.RayTaskError as e:  # raised by the task: that error, not Ray's
+                    cause = getattr(e, "cause", None)
+                    raise (cause if isinstance(cause, BaseException) else e) from None
+                yield outcome
+                idle.append(actor)
         finally:
             if started:
                 ray.shutdown()
@@ -150,8 +158,8 @@ RETRIES = 2  # restarts of a dead Ray worker, and re-runs of the task it held
 def _lost(evaluation, task: Task, error: BaseException) -> Failure:
     spec, strategy = task
     return Failure(strategy, evaluation.query_set(spec).name,
-                   f"strategy {strategy!r} failed: its Ray worker was lost "
-                   f"{RETRIES + 1} times ({type(error).__name__})")
+                   f"strategy {strategy!r} failed: its Ray worker was lost, and the task with "
+                   f"it after {RETRIES} restarts ({type(error).__name__})")
 
 
 def _reachable(address: str, timeout: float = 10.0) -> None:

@@ -25,6 +25,7 @@ Which properties apply depends on the strategy's family and params:
 
 from __future__ import annotations
 
+import numbers
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
@@ -97,6 +98,9 @@ def contract(strategy: Strategy, doc: Document, chunks: list[Chunk]) -> tuple[st
     within what its params declare; and at least one chunk for a document with text."""
     if not chunks and doc.text.strip():
         return "chunks", f"no chunk for a document of {len(doc.text)} characters"
+    for i, c in enumerate(chunks):
+        if (problem := _malformed(c)) is not None:
+            return "types", f"#{i} {problem}"
     applies = properties(strategy)
     for prop in CONTRACT:
         if prop in applies:
@@ -104,7 +108,41 @@ def contract(strategy: Strategy, doc: Document, chunks: list[Chunk]) -> tuple[st
             if bad:
                 more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
                 return prop, bad[0] + more
+    # The parents are what is handed out and scored: within the document and, for a strategy
+    # of slices, slices too (a structure-aware parent may repeat its table's header). Whether
+    # a parent meets its child is left to the invariant tests: on real pages a child can fall
+    # between two parents (a code fence's marks), and the nearest one is handed.
+    parents = list(dict.fromkeys(c.parent for c in chunks if c.parent is not None))
+    for p in parents:
+        if (problem := _malformed(p)) is not None:
+            return "parent", f"the parent of a chunk: {problem}"
+    if parents:
+        lenient = Strategy(strategy.name, "parents", strategy.split, slices=False)
+        bad = _within(doc, parents) + (_slice(lenient, doc, parents) if strategy.slices else [])
+        if bad:
+            return "parent", "a parent " + bad[0]
     return None
+
+
+def _malformed(c) -> str | None:
+    """What makes `c` no Chunk a score can be computed from, or None."""
+    if not isinstance(c, Chunk):
+        return f"is a {type(c).__name__}, not a Chunk"
+    if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool)
+               for x in (c.start, c.end)):
+        return f"has offsets {c.start!r}, {c.end!r}: not whole numbers"
+    if not isinstance(c.doc_id, str) or not isinstance(c.text, str):
+        return "has a doc_id or text that is not a string"
+    if c.index_text is not None and not isinstance(c.index_text, str):
+        return "has an index_text that is not a string"
+    if c.parent is not None and not isinstance(c.parent, Chunk):
+        return f"has a parent that is a {type(c.parent).__name__}, not a Chunk"
+    return None
+
+
+def _within(doc: Document, chunks: list[Chunk]) -> list[str]:
+    return [f"{_show(c)} is not within {doc.id} (length {len(doc.text)})" for c in chunks
+            if c.doc_id != doc.id or not 0 <= c.start <= c.end <= len(doc.text)]
 
 
 def _show(c: Chunk) -> str:

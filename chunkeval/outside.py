@@ -82,6 +82,12 @@ def _where(e: BaseException) -> str:
     return f"{place}{type(e).__name__}: {e}"
 
 
+def spec_digest(spec: str) -> str | None:
+    """sha256 of the source of the module a loaded MODULE:ATTR names: what the object's own
+    module is, even when it is a library's (a bound method, a functools.partial)."""
+    return source_digest(sys.modules.get(str(spec).partition(":")[0]))
+
+
 def source_digest(obj: Any) -> str | None:
     """sha256 of the file the module of `obj` (a function, a class, or a module) was loaded
     from; None when it has no file, or for chunkeval's own code (which its own digest covers):

@@ -43,7 +43,9 @@ from .session import Case, Session
 
 PROPERTY = "chunkeval"
 PROBLEMS = "chunkeval-problems"
-STRATEGY = "chunkeval-strategy"
+# A strategy (and retriever) that failed its contract, its invariants or a retriever on its
+# chunks in this session: [strategy, retriever or null]. Its entries are never recorded.
+HELD_BACK = "chunkeval-held-back"
 STATE = pytest.StashKey["State"]()
 
 
@@ -198,10 +200,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if case is not None and not isinstance(item, CaseItem):
             item.add_marker(pytest.mark.xdist_group(case.group))
             item.add_marker(pytest.mark.corpus)
-        # which strategy a failure is about: its baseline entries are then not recorded
-        strategy = case.strategy if case is not None else getattr(item, "strategy", None)
-        if isinstance(strategy, str):
-            item.user_properties.append((STRATEGY, strategy))
     state = config.stash.get(STATE, None)
     if state is not None and state.session.shard is not None:
         _keep_shard(config, state, items)
@@ -263,12 +261,15 @@ def evaluation(chunkeval_state: State):
     return _or_fail(lambda: chunkeval_state.session.evaluation)
 
 
-def _or_fail(get):
+def _or_fail(get, node: pytest.Item | None = None):
     """get(), or a test failure saying why (raised outside the except block, so that the
-    message is not printed a second time as the context of the failure)."""
+    message is not printed a second time as the context of the failure). A strategy that
+    failed is marked on `node`, so that no baseline is recorded for it."""
     try:
         return get()
     except StrategyFailed as e:  # the user's own frames only: pytest's would bury them
+        if node is not None:
+            node.user_properties.append((HELD_BACK, json.dumps([e.strategy, e.retriever])))
         message = f"chunkeval: {e}" + (f"\n{e.detail}" if e.detail else "")
     except ChunkevalError as e:
         message = f"chunkeval: {e}"
@@ -346,7 +347,11 @@ class InvariantsItem(pytest.Item):
         def keeps_invariants(doc):
             assert_keeps_invariants(strategy, doc)
 
-        keeps_invariants()
+        try:
+            keeps_invariants()
+        except AssertionError:
+            self.user_properties.append((HELD_BACK, json.dumps([self.strategy, None])))
+            raise
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, AssertionError):
@@ -389,7 +394,7 @@ class Checker:
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
-        _or_fail(lambda: self._check_retrieval(case))
+        _or_fail(lambda: self._check_retrieval(case), self.node)
 
     def _check_retrieval(self, case: Case) -> None:
         session = self.session
@@ -441,7 +446,7 @@ class Checker:
                         f"{diffs.describe(queries, qs.view)}", pytrace=False)
 
     def check_cut_rate(self, case: Case) -> None:
-        _or_fail(lambda: self._check_cut_rate(case))
+        _or_fail(lambda: self._check_cut_rate(case), self.node)
 
     def _check_cut_rate(self, case: Case) -> None:
         session = self.session
@@ -479,9 +484,9 @@ class Summary:
         self.written: str | None = None
         self.error: str | None = None
         self.stale: list[str] = []
-        # strategies whose invariants, contract or results failed in this session: never
-        # recorded as a baseline
-        self.failed: set[str] = set()
+        # (strategy, retriever or None) whose invariants, contract or retriever failed in
+        # this session: never recorded as a baseline
+        self.failed: set[tuple[str, str | None]] = set()
         self.held_back: list[str] = []
 
     @pytest.hookimpl
@@ -491,8 +496,8 @@ class Summary:
                 self.rows.append(json.loads(value))
             elif name == PROBLEMS and report.when == "call":
                 self.problems += [p for p in json.loads(value) if p not in self.problems]
-            elif name == STRATEGY and report.failed:
-                self.failed.add(value)
+            elif name == HELD_BACK and report.when == "call":
+                self.failed.add(tuple(json.loads(value)))
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -509,9 +514,10 @@ class Summary:
             atomic_write(page, render_comparison_html(self.rows))
 
     def _write_baselines(self, session: pytest.Session) -> None:
-        self.held_back = sorted(self.failed)
-        raw = [r["record"] for r in self.rows
-               if "record" in r and r["record"]["strategy"] not in self.failed]
+        self.held_back = sorted(s + (f" with {r}" if r else "") for s, r in self.failed)
+        raw = [r["record"] for r in self.rows if "record" in r
+               and not {(r["record"]["strategy"], None),
+                        (r["record"]["strategy"], r["record"]["retriever"])} & self.failed]
         if not raw:
             return
         records = [Record.from_json(r) for r in raw]
@@ -557,9 +563,9 @@ class Summary:
                           f"{'metrics within bounds' if within else 'metrics regressed'} "
                           f"({what})")
         if self.held_back:
-            tr.write_line(f"baselines NOT recorded for {', '.join(self.held_back)}: a test of "
-                          "theirs failed in this session (invariants, contract or a retriever); "
-                          "fix it and record again", red=True)
+            tr.write_line(f"baselines NOT recorded for {', '.join(self.held_back)}: it failed "
+                          "its contract, its invariants or a retriever in this session; fix "
+                          "it and record again", red=True)
         if self.written:
             tr.write_line(f"baselines written: {self.written}")
             if self.stale:

@@ -107,6 +107,10 @@ class Session:
                 loaded[spec] = [x.name for x in load(spec, cfg.root)]
             except ConfigError as e:
                 raise ConfigError(f"{cfg.where[key]}: {e}") from None
+            twice = sorted({n for n in loaded[spec] if loaded[spec].count(n) > 1})
+            if twice:
+                raise ConfigError(f"{cfg.where[key]}: {spec!r} names {', '.join(twice)} more "
+                                  "than once; names tell results and baselines apart")
             for name in loaded[spec]:
                 if owner.setdefault(name, spec) != spec:
                     raise ConfigError(

@@ -82,6 +82,23 @@ def test_a_failing_splitter_is_never_recorded_as_a_baseline(project, pytester):
     assert set(entries) == {"fixed-400|bm25|section-titles"}
 
 
+
+def test_a_failing_retriever_holds_back_its_own_baselines_only(project, pytester):
+    (project / "myret.py").write_text(
+        "def down(texts):\n    raise RuntimeError('the model server is down')\n",
+        encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["section-titles"]\n'
+        'reference = ["fixed-400"]\nretrievers = ["bm25", "myret:down"]\n', encoding="utf-8")
+    result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly", str(project / "pyproject.toml"))
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*strategy 'fixed-400', retriever 'down' failed: "
+                                 "RuntimeError: the model server is down*",
+                                 "*baselines NOT recorded for fixed-400 with down*"])
+    entries = json.loads((project / "baselines" / "docs.json").read_text())["entries"]
+    assert set(entries) == {"fixed-400|bm25|section-titles"}
+
 def _windows(doc, bad=None):
     chunks = [Chunk(doc.id, s, min(s + 100, len(doc.text)), doc.text[s:s + 100])
               for s in range(0, len(doc.text), 100)]
@@ -100,6 +117,11 @@ def _windows(doc, bad=None):
         chunks = []
     elif bad == "rewritten":
         chunks[1] = Chunk(doc.id, c.start, c.end, "HEADER " + c.text)
+    elif bad == "float offsets":
+        chunks[1] = Chunk(doc.id, float(c.start), c.end, c.text)
+    elif bad == "parent past the end":
+        parent = Chunk(doc.id, 0, len(doc.text) + 9, doc.text)
+        chunks = [Chunk(x.doc_id, x.start, x.end, x.text, parent=parent) for x in chunks]
     return chunks
 
 
@@ -107,7 +129,8 @@ def _windows(doc, bad=None):
     ("past the end", "'ordered'"), ("negative start", "'ordered'"),
     ("start after end", "'ordered'"), ("overlap", "'overlap'"),
     ("another document", "names document 'someother.md'"), ("no chunks", "no chunk for"),
-    ("rewritten", "'slice'")])
+    ("rewritten", "'slice'"), ("float offsets", "'types': #1 has offsets 100.0, 200"),
+    ("parent past the end", "'parent': a parent chunk \\[0,")])
 def test_every_break_of_the_contract_fails_the_strategy_naming_the_document(bad, broke):
     split = strategies.Strategy("broken", "external", lambda doc: _windows(doc, bad),
                                 {"size": 100, "overlap": 0})
@@ -303,3 +326,86 @@ def test_a_query_file_is_size_bounded(docs, tmp_path, capsys, monkeypatch):
     assert main(["corpus", "info", "--corpus", str(docs), "--queries", str(big)]) == 2
     assert "q.jsonl: 5,057 bytes, over the 1,000-byte limit on a query file" in \
         capsys.readouterr().err
+
+
+def test_a_failing_part_of_a_hybrid_fails_the_hybrid_naming_the_part():
+    from chunkeval import retrieval
+
+    def broken(texts):
+        raise RuntimeError("the model server is down")
+
+    retrieval.register(retrieval.Retriever("down", "1", embed=broken), replace=True)
+    retrieval.register(retrieval.Retriever("mix", "1", fuses=("bm25", "down")), replace=True)
+    try:
+        evaluation = Evaluation(tiny_corpus(), query_specs=["section-titles"],
+                                result_cache=False)
+        doc = evaluation.run(["fixed-200"], ["bm25", "mix"], progress=False)
+        assert [r.retriever for r in doc.results] == ["bm25"]
+        [f] = doc.failures
+        assert f.retriever == "mix"
+        assert f.message == ("strategy 'fixed-200', retriever 'mix' failed: its part 'down': "
+                             "RuntimeError: the model server is down")
+    finally:
+        retrieval.unregister("mix")
+        retrieval.unregister("down")
+
+
+def test_an_outside_retriever_is_identified_by_the_module_that_named_it(tmp_path, monkeypatch):
+    """An embedding function that is a library's (a partial of numpy's) is still told apart
+    by the source of the module the project named: its code changed, its results did."""
+    import hashlib
+
+    from chunkeval import retrieval
+    from chunkeval.evaluate import _described
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    module = tmp_path / "myvectors.py"
+    module.write_text("import functools\nimport numpy as np\n\n"
+                      "vectors = functools.partial(np.ones, dtype=np.float32)\n\n\n"
+                      "def embed(texts):\n    return vectors((len(texts), 4))\n\n\n"
+                      "embed_too = np.vectorize(len)\n", encoding="utf-8")
+    try:
+        [r] = retrieval.load_retriever("myvectors:embed_too")
+        digest = hashlib.sha256(module.read_bytes()).hexdigest()
+        assert r.code == digest and _described(r.name)["code"] == digest
+    finally:
+        sys.modules.pop("myvectors", None)
+        retrieval.unregister("embed_too")
+
+
+def test_calibration_moves_boundaries_past_repeated_table_headers(tmp_path, cache_dir):
+    """A structure-aware strategy repeats a table's header in each part; calibration's
+    shifted variants move the slices around those parts on purpose and are not failed for
+    it (the strategy itself keeps its contract)."""
+    from chunkeval.corpus import load_corpus
+    from chunkeval.gate import calibrate
+    from chunkeval.results import Settings
+    for p in range(3):
+        rows = "\n".join(f"| `opt{p}_{i}` | `str` | Sets the value number {i} of page {p} |"
+                         for i in range(25))
+        (tmp_path / f"p{p}.md").write_text(
+            f"# Page {p}\n\n## Options of tool {p}\n\nThe tool {p} reads these options.\n\n"
+            f"| Option | Type | Meaning |\n|---|---|---|\n{rows}\n\n## Running tool {p}\n\n"
+            + f"Run the tool {p} with care and read its output. " * 20 + "\n",
+            encoding="utf-8")
+    evaluation = Evaluation(load_corpus(str(tmp_path)), Settings(), ["section-titles"],
+                            result_cache=False)
+    doc = calibrate.run_trials(evaluation, "structure-400", ["bm25"], trials=20, drops=[0.2],
+                               drop_trials=3, progress=False)
+    assert len(doc["trials"]) == 23
+    assert [c for c in evaluation.chunked("structure-400", "section-titles").handed
+            if c.text.startswith("| Option")][1:]  # the header was repeated: the case is real
+
+
+def test_a_stale_width_file_is_corrected_by_the_next_embedding(cache_dir):
+    cache = embedding.EmbeddingCache("mine", "1")
+    cache.embed(["abc", "bcd"], _letters)
+    [width] = list(cache_dir.rglob(embedding.WIDTH_FILE))
+    for shard in cache_dir.rglob("*.npz"):
+        shard.unlink()
+    width.write_text("3")  # left by an older embedding function
+    embedding.EmbeddingCache("mine", "1").embed(["abc", "bcd"], _letters)
+    assert width.read_text() == "8"
+    again = embedding.EmbeddingCache("mine", "1")
+    again.embed(["abc", "bcd"], _letters)
+    assert again.misses == 0  # the shards written since are served, not discarded

@@ -309,8 +309,11 @@ def test_use_ranks_paraphrases_above_unrelated_sentences(cache_dir):
     assert top2[3][0] == 1
 
 
-@pytest.mark.parametrize("ids", ["float", "too high", "one row"])
-def test_a_ranking_that_breaks_the_index_contract_is_named(ids):
+@pytest.mark.parametrize("ids, said", [
+    ("float", "float64 of shape"), ("too high", "int64 of shape"), ("one row", "of shape"),
+    ("twice", "a chunk id twice for query 1"), ("gap", "a chunk id after -1 padding"),
+    ("none", None)])
+def test_a_ranking_that_breaks_the_index_contract_is_named(ids, said):
     from chunkeval.evaluate import Evaluation
     from helpers import tiny_corpus
 
@@ -322,18 +325,29 @@ def test_a_ranking_that_breaks_the_index_contract_is_named(ids):
             return self.n
 
         def search(self, queries, k):
-            ranked = np.zeros((len(queries), k), dtype=np.int64)
-            if ids == "float":
+            ranked = np.full((len(queries), k), -1, dtype=np.int64)
+            ranked[:, :min(k, self.n)] = np.arange(min(k, self.n))  # a valid ranking, then:
+            if ids == "twice":
+                ranked[1, 1] = ranked[1, 0]
+            elif ids == "gap":
+                ranked[0, 0] = -1
+            elif ids == "float":
                 return ranked.astype(float)
-            if ids == "too high":
+            elif ids == "too high":
                 return ranked + self.n
-            return ranked[:1]
+            elif ids == "one row":
+                return ranked[:1]
+            return ranked
 
     retrieval.register(retrieval.Retriever("odd", "1", build=Odd), replace=True)
     try:
         evaluation = Evaluation(tiny_corpus(), query_specs=["section-titles"],
                                 result_cache=False)
-        with pytest.raises(StrategyFailed, match="retriever 'odd': search\\(\\) returned"):
+        if said is None:  # the valid ranking the others break is scored
+            assert evaluation.result("fixed-200", "odd", "section-titles").retriever == "odd"
+            return
+        with pytest.raises(StrategyFailed, match="retriever 'odd' failed: search\\(\\) "
+                                                 f"returned.*{said}"):
             evaluation.result("fixed-200", "odd", "section-titles")
     finally:
         retrieval.unregister("odd")

@@ -103,10 +103,13 @@ def escaped(name: str) -> str:
     UTF-8, and control characters (a newline in a name would forge a line of the log), as
     \\xNN."""
     text = os.fsencode(name).decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0, DEL and C1 controls, and the Unicode line and paragraph separators: each ends a line
+# in some terminal or log viewer
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
@@ -163,15 +166,6 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             path = Path(folder) / name
             rel = escaped(path.relative_to(root).as_posix())
             display = shown(path)
-            if rel in ids:
-                problems.append(Problem(display, f"named {rel!r} once escaped, like "
-                                                 f"{ids[rel]}; skipped"))
-                continue
-            ids[rel] = display
-            if rel != path.relative_to(root).as_posix():
-                problems.append(Problem(display, "file name is not valid UTF-8 or holds "
-                                                 "control characters; the document is named "
-                                                 f"{rel!r}"))
             try:
                 kind = path.stat().st_mode
             except OSError as e:  # a symlink loop or a dangling symlink
@@ -195,6 +189,15 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                 data = path.read_bytes()
             except OSError as e:
                 data = e
+            if rel in ids:  # claimed only by a file that is read, not by a skipped one
+                problems.append(Problem(display, f"named {rel!r} once escaped, like "
+                                                 f"{ids[rel]}; skipped"))
+                continue
+            ids[rel] = display
+            if rel != path.relative_to(root).as_posix():
+                problems.append(Problem(display, "file name is not valid UTF-8 or holds "
+                                                 "control characters; the document is named "
+                                                 f"{rel!r}"))
             inputs.append(_Input(rel, display, f"{escaped(root.name)}/{rel}", data,
                                  gz_name=name.lower().endswith(".gz")))
     if not inputs:

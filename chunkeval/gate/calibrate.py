@@ -92,7 +92,7 @@ def variant(base: str, shift: int, drop: float = 0.0) -> strategies.Strategy:
     name = f"{base}~shift{shift}" + (f"~drop{round(drop * 100)}" if drop else "")
     return strategies.Strategy(name, strategy.family, split,
                                {**strategy.params, "shift": shift, "drop": drop},
-                               slices=strategy.slices and not drop)
+                               slices=strategy.slices and not drop, checked=False)
 
 
 def _kept(result: Result) -> dict:

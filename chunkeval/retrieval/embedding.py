@@ -82,9 +82,9 @@ class EmbeddingCache:
             try:
                 with np.load(path) as z:
                     keys, vectors = z["keys"], z["vectors"]
-            except FileNotFoundError:
-                continue  # pruned meanwhile
-            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            except OSError:
+                continue  # pruned meanwhile, or not readable now: not evidence of damage
+            except (ValueError, KeyError, EOFError, zipfile.BadZipFile):
                 _discard(path)  # damaged: its texts are embedded again
                 continue
             width = self._width if self._width is not None else self._recorded_width()
@@ -119,11 +119,17 @@ class EmbeddingCache:
             part = todo[lo:lo + batch_size]
             vectors = _check(fn([t for _, t in part]), len(part),
                              f"the embedding function of {self.name!r}")
-            if self._width is not None and vectors.shape[1] != self._width:
+            if self._width is None:  # no shard read: the width is the function's
+                self._width = vectors.shape[1]
+                if self._recorded_width() != self._width:
+                    try:
+                        atomic_write(self.dir / WIDTH_FILE, str(self._width))
+                    except OSError:
+                        pass  # a read-only cache only costs time
+            elif vectors.shape[1] != self._width:
                 raise ContractError(f"the embedding function of {self.name!r} returned vectors "
                                     f"of {vectors.shape[1]} dimensions, its cached ones have "
                                     f"{self._width}")
-            self._width = vectors.shape[1]
             new.update((k, v) for (k, _), v in zip(part, vectors))
             if len(new) >= SHARD_TEXTS:  # an interrupted run keeps what it embedded
                 self._store(new)
@@ -145,11 +151,6 @@ class EmbeddingCache:
             return None
 
     def _store(self, new: dict[bytes, np.ndarray]) -> None:
-        if self._recorded_width() is None and self._width is not None:
-            try:
-                atomic_write(self.dir / WIDTH_FILE, str(self._width))
-            except OSError:
-                pass
         buf = io.BytesIO()
         keys = np.frombuffer(b"".join(new), dtype=np.uint8).reshape(len(new), 32)
         np.savez(buf, keys=keys, vectors=np.stack(list(new.values())).astype(np.float32))

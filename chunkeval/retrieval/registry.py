@@ -10,7 +10,7 @@ of registered retrievers. BM25 and LSA take their terms from the corpus's analyz
 from __future__ import annotations
 
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -38,6 +38,9 @@ class Retriever:
     lexical: bool = False
     batch_size: int = 64
     description: str = ""
+    # sha256 of the source of the project's module that named it (MODULE:ATTR): changed code
+    # under the same version is another retriever to the caches and to merge
+    code: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         shapes = (self.embed is not None) + (self.build is not None) + bool(self.fuses)
@@ -112,6 +115,7 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
     `embed(texts) -> array [n, d]`: that is named after `f.retriever_name` (default the
     attribute), versioned by `f.version` (default "0") and batched by `f.batch_size`."""
     obj: Any = outside.load(spec, "retriever", root)
+    code = outside.spec_digest(spec)
     if isinstance(obj, Retriever):
         found = [obj]
     elif isinstance(obj, (list, tuple)) and obj and all(isinstance(r, Retriever) for r in obj):
@@ -129,6 +133,7 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
     else:
         raise ConfigError(f"retriever {spec!r}: not a Retriever, a list of them, or an "
                           "embedding function")
+    found = [replace(r, code=r.code or code) for r in found]
     for r in found:
         try:
             register(r, replace=True)
