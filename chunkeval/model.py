@@ -199,6 +199,10 @@ class QuerySet:
     view: Corpus
     # Lines of a user's query file that were skipped, each naming the file and line.
     problems: tuple[Problem, ...] = ()
+    # A built set: the candidates its builder found, and how many each rule removed
+    # ("answer under 40 characters": 12, ...), in the order the rules apply.
+    candidates: int = 0
+    removed: tuple[tuple[str, int], ...] = ()
 
     def __len__(self) -> int:
         return len(self.queries)

@@ -323,8 +323,8 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         getattr(Checker(_state(self.config), self), self.check)(self.case)
 
-    def reportinfo(self):
-        return self.path, None, self.name
+    def reportinfo(self):  # line 0: a skip is reported at the configuration file
+        return self.path, 0, self.name
 
 
 class InvariantsItem(pytest.Item):
@@ -425,6 +425,11 @@ class Checker:
             check_same_retriever(result, entry, str(baseline.path))
         except BaselineError as e:
             raise BaselineError(f"{what}: {e}") from None
+        power = session.power(case.query_set)
+        if not power.gates:  # measured and shown, but passing it would say nothing
+            self._emit(row | {"not_gated": power.reason()})
+            # shown at the item, not at this line of the plugin
+            raise pytest.skip.Exception(power.reason(), _use_item_location=True)
         try:
             verdicts = compare(result, entry, ev.settings.complete_at,
                                session.tolerance_for(case.strategy))
@@ -550,6 +555,8 @@ class Summary:
         table = [r for r in self.rows if "verdicts" in r]
         if table:
             tr.write_line(format_summary(table))
+        for reason in dict.fromkeys(r["not_gated"] for r in self.rows if "not_gated" in r):
+            tr.write_line(f"not gated: {reason}")
         if self.error:
             tr.write_line(self.error, red=True)
         for r in table:

@@ -21,7 +21,8 @@ from .config import Config, known
 from .corpus import load_corpus
 from .errors import ConfigError, InputError, Problem
 from .evaluate import Evaluation, corpus_summary, default_retrievers
-from .gate.baselines import baseline_path, corpus_identity
+from .gate.baselines import Baseline, baseline_path, corpus_identity
+from .gate.power import SetPower, coverage_sd, set_power
 from .gate.verdict import Tolerance
 from .model import Corpus, QuerySet
 from .results import COMPARED, Results, Settings
@@ -207,10 +208,41 @@ class Session:
 
     def tolerance_for(self, strategy: str) -> Tolerance:
         """Bonferroni over the strategy's family: every gated comparison of it in this session
-        (its retrievers x query sets x gated metrics), so that a harmless change fails any of
-        them with probability at most alpha."""
-        family = len(self.plan[strategy]) * len(self.query_specs()) * len(self.tolerance.gated)
-        return self.tolerance_of(family)
+        (its retrievers x the sets that gate x gated metrics), so that a harmless change
+        fails any of them with probability at most alpha."""
+        sets = sum(self.power(spec).gates for spec in self.query_specs())
+        return self.tolerance_of(len(self.plan[strategy]) * max(1, sets)
+                                 * len(self.tolerance.gated))
+
+    def power(self, spec: str) -> SetPower:
+        """What the gate can see on a query set: the smallest drop it catches at the
+        configured alpha, over the largest family of any strategy with every set counted
+        (a set that gates so, gates in the smaller family of the sets that gate)."""
+        if spec not in self._powers:
+            qs = self.query_set(spec)
+            family = (max((len(r) for r in self.plan.values()), default=1)
+                      * len(self.query_specs()) * len(self.tolerance.gated))
+            self._powers[spec] = set_power(qs.name, len(qs), alpha=self.config.alpha,
+                                           family=family, min_effect=self.config.min_effect,
+                                           sd=self._baseline_spread.get(qs.name))
+        return self._powers[spec]
+
+    @cached_property
+    def _powers(self) -> dict[str, SetPower]:
+        return {}
+
+    @cached_property
+    def _baseline_spread(self) -> dict[str, float]:
+        """query set -> the median spread of per-query coverage over its baseline entries."""
+        try:
+            entries = Baseline.load(self.baseline_path).entries
+        except InputError:
+            return {}  # a damaged file is reported where it is compared
+        by_set: dict[str, list] = {}
+        for k, e in entries.items():
+            by_set.setdefault(k.rsplit("|", 1)[1], []).append(e.per_query.get("coverage", []))
+        return {name: sd for name, series in by_set.items()
+                if (sd := coverage_sd(series)) is not None}
 
     def problems(self) -> list[Problem]:
         found = list(self.corpus.problems)

@@ -15,7 +15,7 @@ from chunkeval.corpus import load_corpus
 from chunkeval.corpus.debian import DEBIAN_EN
 from chunkeval.errors import BaselineError
 from chunkeval.evaluate import Evaluation, corpus_summary
-from chunkeval.gate.baselines import Baseline, Record, check_same_retriever
+from chunkeval.gate.baselines import Baseline, Record, check_same_retriever, update_file
 from chunkeval.gate.verdict import Tolerance, compare
 from chunkeval.results import BaselineEntry
 
@@ -34,13 +34,15 @@ def debian_en():
 
 @pytest.fixture(scope="module")
 def english(debian_en, request):
-    """The evaluation, and the baseline: recorded at the end under --update-baselines."""
+    """The evaluation, the baseline, and under --update-baselines the records this process
+    made, merged into the file at the end under its lock (with -n, each worker has its own)."""
     ev = Evaluation(debian_en, query_specs=list(QUERY_SETS))
     baseline = Baseline.load(BASELINE)
     update = request.config.getoption("update_baselines", False)
-    yield ev, baseline, update
-    if update:
-        baseline.save()
+    records: list[Record] = []
+    yield ev, baseline, records if update else None
+    if records:
+        update_file(BASELINE, records)
 
 
 def test_shape(debian_en):
@@ -64,16 +66,16 @@ def test_english_gets_words_and_the_faq_its_questions(english):
 @pytest.mark.parametrize("retriever", RETRIEVERS)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_recall(english, strategy, retriever, query_set):
-    ev, baseline, update = english
+    ev, baseline, records = english
     if retriever not in retrieval.names():
         pytest.fail(f"retriever {retriever!r} is not installed: pip install 'chunkeval[use]'")
     qs = ev.query_set(query_set)
     result = ev.result(strategy, retriever, query_set)
-    if update:
+    if records is not None:
         entry = BaselineEntry.from_result(result, ev.settings.complete_at)
-        baseline.record(Record(strategy, retriever, qs.name, entry,
-                               corpus_summary(ev.corpus).to_json(), ev.settings.to_json(),
-                               qs.fingerprint))
+        records.append(Record(strategy, retriever, qs.name, entry,
+                              corpus_summary(ev.corpus).to_json(), ev.settings.to_json(),
+                              qs.fingerprint))
         return
     what = f"debian-en {strategy} {retriever} {query_set}"
     entry = baseline.entry(strategy, retriever, qs.name)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from chunkeval.model import Corpus, Document, Part
 from chunkeval.errors import InputError
+from chunkeval.queries.builders import clean_title, only_numbers
 from chunkeval.queries import (BUILDERS, build_query_set, default_query_sets, is_question,
                                normalize, query_leaks, strip_number)
 
@@ -513,3 +515,95 @@ def test_the_trie_scrubber_cuts_what_an_alternation_of_the_questions_cuts():
         for _ in range(5):
             text = "".join(rng.choice([*words, " ", "\n  ", "x"]) for _ in range(12))
             assert scrub(text) == plain.sub("", text), (questions, text)
+
+
+# --- section titles that identify their section -------------------------------------------
+
+@pytest.mark.parametrize("heading, expected", [
+    ("Create an Engine { #create-an-engine }", "Create an Engine"),
+    ("Headers {#headers .wide}", "Headers"),
+    ("Options {: #options}", "Options"),
+    ("Call `uvicorn` with **care** and *speed*", "Call uvicorn with care and speed"),
+    ("Read [the guide](guide.md) first", "Read the guide first"),
+    ("Permalinks¶", "Permalinks"),
+    ("Closing hashes ##", "Closing hashes"),
+    ("Why C#", "Why C#"),
+    ("snake_case_names", "snake_case_names"),
+    ("2.3. Install <code>apt</code>", "Install apt"),
+])
+def test_clean_title(heading, expected):
+    assert clean_title(heading) == expected
+
+
+@pytest.mark.parametrize("title, dropped", [
+    ("(2019-05-16)", True), ("0.22.0 (2019-05-16)", True), ("Release 1.2.3", True),
+    ("v0.95.1", True), ("May 16, 2019", True), ("2024年3月1日", True), ("42", True),
+    ("Python 3.8+", False), ("Step 5: return", False), ("HTTP/2", False),
+    ("FastAPI 0.100.0", False), ("Mayday", False),
+])
+def test_only_numbers(title, dropped):
+    assert only_numbers(clean_title(title)) is dropped
+
+
+def _pages(n_docs: int, sections: int, *, big: int = 0) -> Corpus:
+    docs = []
+    for d in range(n_docs):
+        count = big if d == 0 and big else sections
+        blocks = [("heading1", f"Page {d}")]
+        for s in range(count):
+            blocks += [("heading2", f"Topic {d} {s} of the manual {{ #topic-{d}-{s} }}"),
+                       ("paragraph", f"The text of topic {d}-{s} says enough to be an answer.")]
+        docs.append(doc(f"p{d:02d}.md", blocks))
+    return Corpus("pages", tuple(docs))
+
+
+def test_every_rule_of_the_section_titles_removes_and_counts():
+    changelog = doc("changes.md", [
+        ("heading1", "Changes"),
+        ("heading2", "0.22.0 (2019-05-16)"), ("paragraph", LONG),
+        ("heading2", "Release 0.21"), ("paragraph", LONG),
+        ("heading2", "Recap"), ("paragraph", LONG),
+        ("heading2", "Overview"), ("paragraph", LONG),
+        ("heading2", "Use `pip` { #use-pip }"), ("paragraph", "Short."),
+        ("heading2", "Use **apt** { #use-apt }"), ("paragraph", LONG)])
+    other = doc("guide.md", [("heading1", "Guide"), ("heading2", "Recap"), ("paragraph", LONG)])
+    qs = build_query_set(Corpus("c", (changelog, other)), "section-titles")
+    assert [q.text for q in qs.queries] == ["Use apt"]
+    assert dict(qs.removed) == {"only a date, version or number": 2, "generic title": 1,
+                                "title of several sections": 2,
+                                "answer under 40 characters": 1}
+    assert qs.candidates == 7
+    assert query_leaks(qs) == []
+    # the view loses the heading as written, attribute list and all
+    assert not any("use-apt" in h for d in qs.view.documents for h in block_texts(d))
+
+
+def test_no_document_supplies_more_than_a_tenth_of_a_set():
+    corpus = _pages(12, 3, big=40)  # one page of 40 headings among 11 of 3
+    qs = build_query_set(corpus, "section-titles")
+    per_doc = Counter(q.doc_id for q in qs.queries)
+    assert max(per_doc.values()) <= 0.10 * len(qs)
+    assert per_doc["p00.md"] == max(per_doc.values())  # the big page still gives the most
+    assert dict(qs.removed)["over one document's share (10%)"] == 40 - per_doc["p00.md"]
+    assert not any("{" in q.text for q in qs.queries)
+    # sampled down, still spread evenly
+    small = build_query_set(_pages(20, 10), "section-titles", max_queries=50)
+    counts = Counter(q.doc_id for q in small.queries).values()
+    assert len(small) == 50 and max(counts) - min(counts) <= 1
+    # a corpus of few pages keeps its sets whole: the share cannot apply
+    few = build_query_set(_pages(3, 5, big=20), "section-titles")
+    assert len(few) == 30
+
+
+def test_html_permalinks_are_not_part_of_the_query(tmp_path):
+    from chunkeval.corpus import load_corpus
+    body = "<p>" + "The daemon reads its configuration at start and on reload. " * 3 + "</p>"
+    for n in range(2):
+        (tmp_path / f"page{n}.html").write_text(
+            f"<html><head><title>Manual {n}</title></head><body><h1>Manual {n}</h1>"
+            f'<h2>Configure daemon {n}<a class="headerlink" href="#c">¶</a></h2>{body}'
+            f'<h2>Reload daemon {n}<a class="headerlink" href="#r">¶</a></h2>{body}'
+            "</body></html>", encoding="utf-8")
+    qs = build_query_set(load_corpus(str(tmp_path)), "section-titles")
+    assert sorted(q.text for q in qs.queries) == [
+        "Configure daemon 0", "Configure daemon 1", "Reload daemon 0", "Reload daemon 1"]

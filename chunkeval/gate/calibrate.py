@@ -35,6 +35,7 @@ from ..evaluate import Evaluation
 from ..model import Chunk, Document
 from ..progress import Progress
 from ..results import COMPARED, BaselineEntry, Check, ChunkStats, Noise, PerQuery, Result
+from .power import queries_needed
 from .verdict import Tolerance, compare
 
 DROPS = (0.05, 0.1, 0.2, 0.3)
@@ -340,16 +341,6 @@ def format_table(table: dict) -> str:
         mark = "" if metric in table["gated"] else " (reported)"
         lines.append(f"{k + mark:<44}{cells}{small:>12}")
     return "\n".join(lines)
-
-
-def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 12,
-                   power: float = POWER) -> int:
-    """Queries a paired test needs to catch a mean drop `effect` with the given power, when
-    per-query differences have standard deviation `sd` (normal approximation, one-sided at
-    alpha / family)."""
-    from scipy.stats import norm
-    z = norm.ppf(1 - alpha / family) + norm.ppf(power)
-    return int(np.ceil((z * sd / effect) ** 2))
 
 
 __all__ = ["DROPS", "detectable", "entry_of", "format_table", "harmless_diffs", "judge",

@@ -27,6 +27,9 @@ BUILDERS = ("faq-headings", "faq-qa", "section-titles")
 MIN_GOLD = 40  # shorter answers say too little to score
 TITLE_GOLD_TARGET = 200  # section-titles: whole blocks until the gold is this long...
 TITLE_GOLD_CAP = 400  # ...but never longer than this
+# No document supplies more of a built set than this (on corpora of at least 1 / DOCUMENT_SHARE
+# documents with candidates): one long page must not decide a gate.
+DOCUMENT_SHARE = 0.10
 
 # A section number in front of a heading: "1.2. ", "A.1 ", "第1章 ", "付録A ".
 _NUMBER = re.compile(
@@ -68,8 +71,44 @@ def strip_number(heading: str) -> str:
 
 
 def is_question(heading: str) -> bool:
-    text = strip_number(heading)
+    text = clean_title(heading)
     return bool(_QUESTION_MARK.search(text) or _QUESTION_END.search(text))
+
+
+# What a heading carries besides its words: a Markdown attribute list ("{ #create-an-engine }",
+# "{#id .class}", "{: #id}"), a permalink mark ("¶", "#", "§", "🔗"), inline markup
+# (code, emphasis, links, tags). None of it is something a reader would ask.
+_ATTRIBUTES = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
+_PERMALINK = re.compile(r"\s*[¶§\U0001F517]+\s*$|\s+#+\s*$")  # not the "#" of "C#"
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_CODE = re.compile(r"`+([^`]*)`+")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+
+
+def clean_title(heading: str) -> str:
+    """A heading as a reader would ask for it: its words without attribute lists, permalink
+    marks, inline markup or the section number."""
+    text = _ATTRIBUTES.sub("", normalize(heading))
+    text = _PERMALINK.sub("", _TAG.sub("", _LINK.sub(r"\1", text)))
+    text = _EMPHASIS.sub(r"\2", _CODE.sub(r"\1", text))
+    return strip_number(text)
+
+
+# A title that is only a date, a version or a number ("(2019-05-16)" from
+# "## 0.22.0 (2019-05-16)", "Release 1.2", "2024年3月") names no topic a question asks for.
+_NUMBERS = re.compile(r"(?i)(?<![^\W\d_])v?[0-9０-９]+(?:[.\-_/:][0-9０-９]+)*(?:[a-z]{1,3}[0-9]*)?"
+                      r"(?![^\W\d_])")
+_DATE_WORDS = re.compile(
+    r"(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|version|release|rev)\b"
+    r"|[年月日版]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def only_numbers(title: str) -> bool:
+    """True when nothing but dates, versions, numbers and punctuation is left of a title."""
+    return not _LETTER.search(_DATE_WORDS.sub(" ", _NUMBERS.sub(" ", title)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,35 +277,40 @@ def _heading_candidates(corpus: Corpus, want) -> list[_Candidate]:
             if not b.is_heading:
                 continue
             n += 1
-            text = strip_number(doc.block_text(b))
+            text = clean_title(doc.block_text(b))
             if want(b.level, text):
                 out.append(_Candidate(doc.id, f"{doc.id}#h{n}", text, _heading_edit(doc, i),
                                       (i + 1, _section_end(doc, i))))
     return out
 
 
-def _faq_heading_candidates(corpus: Corpus) -> list[_Candidate]:
+def _faq_heading_candidates(corpus: Corpus, removed: Counter) -> list[_Candidate]:
     return _heading_candidates(corpus, lambda level, text: level in (2, 3, 4) and is_question(text))
 
 
-def _title_candidates(corpus: Corpus) -> list[_Candidate]:
+def _title_candidates(corpus: Corpus, removed: Counter) -> list[_Candidate]:
     # A title found more than once (in any document, any level, or as a document title)
     # points at no one section: neither copy becomes a query.
     seen: Counter[str] = Counter()
     for doc in corpus.documents:
-        titles = [strip_number(doc.block_text(b)) for b in doc.blocks if b.is_heading]
-        if doc.title and strip_number(doc.title) not in titles:
-            titles.append(strip_number(doc.title))
+        titles = [clean_title(doc.block_text(b)) for b in doc.blocks if b.is_heading]
+        if doc.title and clean_title(doc.title) not in titles:
+            titles.append(clean_title(doc.title))
         seen.update(titles)
 
     def want(level: int, text: str) -> bool:
-        return (level in (2, 3) and not is_question(text) and seen[text] == 1
-                and len(text) >= 2 and text.lower() not in GENERIC_TITLES)
+        if level not in (2, 3) or is_question(text):
+            return False  # not a section title (a question is the faq sets')
+        rule = ("only a date, version or number" if only_numbers(text)
+                else "generic title" if len(text) < 2 or text.lower() in GENERIC_TITLES
+                else "title of several sections" if seen[text] > 1 else None)
+        removed[rule] += rule is not None
+        return rule is None
 
     return _heading_candidates(corpus, want)
 
 
-def _qa_candidates(corpus: Corpus) -> list[_Candidate]:
+def _qa_candidates(corpus: Corpus, removed: Counter) -> list[_Candidate]:
     out = []
     for doc in _documents(corpus):
         blocks = doc.blocks
@@ -305,7 +349,9 @@ _CANDIDATES = {
 
 def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     by_id = {d.id: d for d in corpus.documents}
-    cands = _CANDIDATES[name](corpus)
+    removed: Counter[str] = Counter()
+    cands = _CANDIDATES[name](corpus, removed)
+    found = len(cands) + sum(removed.values())
     cap = name == "section-titles"
     # Questions are cut out wherever they are cited; terse titles occur in prose by nature.
     scrubs = name != "section-titles"
@@ -321,14 +367,16 @@ def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     scrub = _scrubber(c.text for c in cands) if scrubs else None
     base = {d.id: d.parts() for d in corpus.documents}
     parts = {i: _view_parts(by_id[i], e, scrub, base[i]) for i, e in everything.items()}
-    cands = [c for c in cands if len(_gold(parts[c.doc_id], c, cap)) >= MIN_GOLD]
+    long_enough = [c for c in cands if len(_gold(parts[c.doc_id], c, cap)) >= MIN_GOLD]
+    removed[f"answer under {MIN_GOLD} characters"] += len(cands) - len(long_enough)
 
     # A question asked twice (in two documents, or twice in one) is asked once: the first
     # copy is the query, and removing it removes its copies too, or they would leak it.
     copies: dict[str, list[_Candidate]] = {}
-    for c in cands:
+    for c in long_enough:
         copies.setdefault(c.text, []).append(c)
-    chosen = sample([group[0] for group in copies.values()], max_queries, seed)
+    removed["asked twice"] += len(long_enough) - len(copies)
+    chosen = stratified([group[0] for group in copies.values()], max_queries, seed, removed)
 
     # Golds are read from the view's own parts, so each is a stretch of the view's text.
     edits = edits_of([copy for c in chosen for copy in copies[c.text]])
@@ -340,7 +388,8 @@ def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     for d in corpus.documents:
         kept = [p for p in parts[d.id] if p is not None]
         docs.append(d if kept == base[d.id] else Document.from_parts(d.id, d.title, kept, d.source))
-    return QuerySet(name, queries, Corpus(corpus.name, tuple(docs), corpus.problems))
+    return QuerySet(name, queries, Corpus(corpus.name, tuple(docs), corpus.problems),
+                    candidates=found, removed=tuple((k, v) for k, v in removed.items() if v))
 
 
 def sample(items: list, max_queries: int, seed: int) -> list:
@@ -352,6 +401,45 @@ def sample(items: list, max_queries: int, seed: int) -> list:
     return [items[i] for i in keep]
 
 
+def stratified(cands: list[_Candidate], max_queries: int, seed: int,
+               removed: Counter | None = None) -> list[_Candidate]:
+    """At most `max_queries` candidates, drawn evenly from their documents so that no
+    document supplies more than DOCUMENT_SHARE of the set (a release-notes page of 170
+    headings would otherwise be a fifth of it). With fewer documents than that share allows,
+    they are drawn evenly with no share. Kept in document order; seeded."""
+    if max_queries < 0:
+        raise ValueError(f"max_queries must be >= 0, got {max_queries}")
+    by_doc: dict[str, list[_Candidate]] = {}
+    for c in cands:
+        by_doc.setdefault(c.doc_id, []).append(c)
+    counts = sorted(len(v) for v in by_doc.values())
+    shared = len(counts) * DOCUMENT_SHARE >= 1
+
+    def most(total: int) -> int:  # the most one document may give to a set of `total`
+        return max(1, int(total * DOCUMENT_SHARE)) if shared else total
+
+    total = min(max_queries, len(cands))
+    while total and sum(min(n, most(total)) for n in counts) < total:
+        total -= 1
+    limit = most(total)
+    level = 0  # every document gives min(its candidates, level), some one more
+    while level < limit and sum(min(n, level + 1) for n in counts) <= total:
+        level += 1
+    rng = random.Random(seed)
+    extra = [d for d in sorted(by_doc) if len(by_doc[d]) > level]
+    extra = set(rng.sample(extra, total - sum(min(n, level) for n in counts)))
+    out = []
+    for d in sorted(by_doc):
+        want = min(len(by_doc[d]), level) + (d in extra)
+        keep = sorted(rng.sample(range(len(by_doc[d])), want))
+        out += [by_doc[d][i] for i in keep]
+    if removed is not None:
+        over = sum(max(0, n - min(n, limit)) for n in counts)
+        removed[f"over one document's share ({DOCUMENT_SHARE:.0%})"] += over if shared else 0
+        removed["beyond max_queries"] += len(cands) - len(out) - (over if shared else 0)
+    return out
+
+
 def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
     """(query id, document id) for each query whose text is still in the view.
 
@@ -361,8 +449,8 @@ def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
     leaks = []
     exact = query_set.name == "section-titles"
     for doc in query_set.view.documents:
-        paths = {strip_number(h) for b in doc.blocks for h in b.headings if h}
-        heads = {strip_number(doc.block_text(b)) for b in doc.blocks if b.is_heading}
+        paths = {clean_title(h) for b in doc.blocks for h in b.headings if h}
+        heads = {clean_title(doc.block_text(b)) for b in doc.blocks if b.is_heading}
         if exact:
             found = paths | heads
             leaks += [(q.id, doc.id) for q in query_set.queries if q.text in found]

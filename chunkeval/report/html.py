@@ -74,7 +74,12 @@ def render_html(doc: View) -> str:
 def _html_query_set(doc: View, qs: str) -> list[str]:
     strategies = doc.strategies(qs)
     n = doc.queries(qs)
-    out = [f"<h2>{escape(qs)}" + (f" ({integer(n)} queries)" if n else "") + "</h2>"]
+    power = doc.power[qs]
+    out = [f"<h2>{escape(qs)}" + (f" ({integer(n)} queries)" if n else "")
+           + ("" if power.gates else " — not gated") + "</h2>"]
+    if not power.gates:
+        out.append(f'<p class="not-gated"><strong>Not gated.</strong> '
+                   f"{escape(power.reason())}.</p>")
     captions = (
         f"Each strategy is a vertical pair at its mean chunk length: filled = Recall@{doc.k}, "
         f"open = budget recall at {chars(doc.budget)} {doc.unit}. Labels that do not fit "

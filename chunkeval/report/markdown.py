@@ -53,8 +53,11 @@ def render_markdown(doc: View) -> str:
 
 def _md_query_set(doc: View, qs: str) -> list[str]:
     strategies = doc.strategies(qs)
-    out = [f"## {_md(qs)}" + (f" ({integer(doc.queries(qs))} queries)" if doc.queries(qs) else ""),
-           "", "### Chunks", ""]
+    out = [f"## {_md(qs)}" + (f" ({integer(doc.queries(qs))} queries)" if doc.queries(qs) else "")
+           + ("" if doc.power[qs].gates else " — not gated"), ""]
+    if not doc.power[qs].gates:
+        out += [f"**Not gated.** {_md(doc.power[qs].reason())}.", ""]
+    out += ["### Chunks", ""]
     out += _md_table(CHUNK_HEADER,
                      [[_md(s), _md(doc.family(s))] + chunk_cells(doc, qs, s) for s in strategies],
                      ["<", "<"] + [">"] * 7)

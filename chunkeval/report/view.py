@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ..corpus.debian import BUILTIN_CORPORA
 from ..errors import UnknownName
+from ..gate.power import SetPower, coverage_sd, set_power
+from ..gate.verdict import DEFAULT_TOLERANCE
 from ..results import Result, Results, Stat
 from ..strategies.defaults import REFERENCE
 from .findings import Finding, findings, paired_difference
@@ -25,8 +27,20 @@ class View:
         self.budget = self.settings.budget
         length = self.settings.length  # the unit of budgets and lengths
         self.unit = "chars" if length == "chars" else f"units of {length}"
-        self.query_sets = [q for q in results.query_set_names
-                           if any(r.query_set == q for r in results.results)]
+        present = [q for q in results.query_set_names
+                   if any(r.query_set == q for r in results.results)]
+        retrievers = max((len({r.retriever for r in results.results if r.query_set == q})
+                          for q in present), default=1)
+        tol = DEFAULT_TOLERANCE  # results.json records no project's alpha: the default's
+        self.power: dict[str, SetPower] = {
+            q: set_power(q, self.queries(q) or 0, alpha=tol.alpha, min_effect=tol.min_effect,
+                         family=retrievers * len(present) * len(tol.gated),
+                         sd=coverage_sd([r.series(self.settings.complete_at)["coverage"]
+                                         for r in results.results if r.query_set == q]))
+            for q in present}
+        # the sets that gate first, the largest first: a 4-query set is not the headline
+        self.query_sets = sorted(present, key=lambda q: (not self.power[q].gates,
+                                                         -(self.queries(q) or 0)))
 
     def check_query_set(self, query_set: str | None) -> list[str]:
         if query_set is None:

@@ -1,0 +1,95 @@
+"""Sets too small to gate: measured and shown, never gated as if they could catch a drop.
+
+An outside project with the built section titles (72 queries of 24 generated pages) and a
+file of 4 questions of its own: the 4-question set's items are skipped with the reason,
+the summary and the report say it is not gated, and `compare` picks the larger set.
+"""
+
+import json
+import sys
+
+import pytest
+
+from chunkeval.cli import main
+from chunkeval.gate.power import MIN_DETECTABLE, set_power, smallest_drop
+
+pytest_plugins = ["pytester"]
+
+
+def _questions(docs) -> list[dict]:
+    from chunkeval.corpus import load_corpus
+    corpus = load_corpus(str(docs))
+    out = []
+    for i, d in enumerate(corpus.documents[:4]):
+        words = d.text.split()
+        out.append({"id": f"q{i}", "query": " ".join(reversed(words[3:9])), "doc": d.id,
+                    "answer": " ".join(words[10:30])})
+    return out
+
+
+@pytest.fixture
+def project(docs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    lines = "\n".join(json.dumps(q) for q in _questions(docs)) + "\n"
+    (tmp_path / "mine.jsonl").write_text(lines, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["mine.jsonl", "section-titles"]\n'
+        'reference = ["fixed-400", "fixed-200"]\nretrievers = ["bm25"]\n', encoding="utf-8")
+    return tmp_path
+
+
+def test_the_smallest_caught_drop_follows_size_and_spread():
+    assert smallest_drop(4, 0.4, alpha=0.05) > 4 * smallest_drop(100, 0.4, alpha=0.05)
+    assert smallest_drop(100, 0.2, alpha=0.05) == pytest.approx(
+        smallest_drop(100, 0.4, alpha=0.05) / 2)
+    # a spread measured on 4 queries cannot make them fit to gate
+    assert not set_power("tiny", 4, alpha=0.05, sd=0.01).gates
+    assert set_power("big", 700, alpha=0.05, family=40).gates
+    needed = set_power("x", 10, alpha=0.05, family=8).queries_needed
+    assert set_power("x", needed, alpha=0.05, family=8).smallest_drop <= MIN_DETECTABLE
+    assert set_power("x", needed - 1, alpha=0.05, family=8).smallest_drop > MIN_DETECTABLE
+
+
+def test_a_four_question_set_is_reported_not_gated(project, pytester, capsys, monkeypatch):
+    args = ["-p", "no:cacheprovider", "-p", "no:randomly", str(project / "pyproject.toml")]
+    assert pytester.runpytest_subprocess("--update-baselines", *args).ret == 0
+    result = pytester.runpytest_subprocess(*args, "-rs")
+    assert result.ret == 0
+    out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes["skipped"] == 2 and outcomes["passed"] >= 2  # 2 strategies x bm25
+    result.stdout.fnmatch_lines([
+        "not gated: query set 'mine' is too small to gate*",
+        "SKIPPED *pyproject.toml:1: query set 'mine' is too small to gate: 4 queries catch "
+        "only drops of*"])
+    assert "section-titles" in out and "too small to gate" not in out.split(
+        "not gated:")[0].split("chunkeval ===")[-1]  # the table holds the set that gates
+
+    monkeypatch.chdir(project)  # pytester has moved to its own folder
+    capsys.readouterr()
+    assert main(["corpus", "info"]) == 0
+    info = capsys.readouterr().out
+    assert "mine: 4 queries from 4 documents" in info
+    assert "NOT GATED: query set 'mine' is too small" in info
+    assert "section-titles: 72 queries" in info and "gates: catches a drop of" in info
+
+    assert main(["compare", "fixed-400", "fixed-200"]) == 0
+    assert "query set section-titles (72 queries" in capsys.readouterr().out
+
+    assert main(["run", "--out", "out"]) == 0
+    capsys.readouterr()
+    report = (project / "out" / "report.md").read_text(encoding="utf-8")
+    assert report.index("## section-titles") < report.index("## mine")
+    assert "## mine (4 queries) — not gated" in report
+    assert main(["compare", "fixed-400", "fixed-200", "--results", "out"]) == 0
+    assert "query set section-titles" in capsys.readouterr().out
+
+
+def test_init_says_which_sets_cannot_gate(tmp_path, monkeypatch, capsys):
+    from helpers import write_manuals
+    write_manuals(tmp_path / "docs", parts=1)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert "; reported, NOT gated: query set 'section-titles' is too small to gate" in out
