@@ -28,7 +28,8 @@ from .gate import calibrate, verdict
 from .gate.baselines import key, record_noise
 from .gate.power import set_power
 from .model import _digest
-from .queries import build_default_query_sets
+from .outside import load
+from .queries import build_default_query_sets, generate, imports
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import embedding, load_retriever
 from .session import Session, read_results
@@ -86,6 +87,44 @@ def build_parser() -> argparse.ArgumentParser:
     strat.add_argument("--json", action="store_true", help="print JSON instead of text")
     config.add_options(strat, "strategies")
 
+    queries = sub.add_parser("queries", help="make a JSONL query set: import questions you "
+                                             "have, or ask your own question generator")
+    qsub = queries.add_subparsers(dest="queries_command", required=True, metavar="ACTION")
+    imp = qsub.add_parser("import", help="convert another tool's questions, locating every "
+                                         "excerpt in the corpus",
+                          description="Read Chroma's chunking-evaluation CSV, a Ragas test set "
+                                      "(CSV, JSON, JSONL), LlamaIndex's "
+                                      "EmbeddingQAFinetuneDataset JSON or a BEIR folder, locate "
+                                      "each excerpt in the corpus and write chunkeval's JSONL "
+                                      "with spans. A question whose excerpts lie in several "
+                                      "documents goes to the one holding most of them.")
+    imp.add_argument("format", choices=imports.FORMATS)
+    imp.add_argument("files", nargs="+", metavar="FILE",
+                     help="the questions (for beir: the folder, or its files)")
+    _queries_options(imp)
+    gen = qsub.add_parser("generate", help="ask your question generator about sections of the "
+                                           "corpus, keeping only questions whose excerpts are "
+                                           "in the document and that do not quote them",
+                          description="Call GENERATOR(text, section) on heading sections picked "
+                                      "round-robin over the documents; it returns "
+                                      "[{'question': str, 'excerpts': [str, ...]}, ...]. "
+                                      "Answers are cached: a re-run calls it again only for "
+                                      "sections that failed. See README, 'Questions from your "
+                                      "own generator'.")
+    qinfo = qsub.add_parser("info", help="what each query set is made of and the smallest "
+                                         "drop its gate catches")
+    qinfo.add_argument("sets", nargs="*", metavar="SET",
+                       help="builder names or JSONL files (default: the configured sets)")
+    config.add_options(qinfo, "info")
+    qinfo.add_argument("--json", action="store_true", help="print JSON instead of text")
+    gen.add_argument("--generator", required=True, metavar="MODULE:ATTR",
+                     help="the callable, imported from the project's folder")
+    gen.add_argument("--sections", type=int, default=generate.DEFAULT_SECTIONS, metavar="N",
+                     help=f"sections to ask about (default {generate.DEFAULT_SECTIONS})")
+    gen.add_argument("--seed", type=int, default=0, metavar="S",
+                     help="seed of the section order (default 0)")
+    _queries_options(gen)
+
     run = sub.add_parser("run", help="the main job: every strategy x retriever x query set, "
                                      "a results table, results.json and the reports")
     config.add_options(run, "run")
@@ -130,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_options(cmp_, "compare")
 
     cache_ = sub.add_parser("cache", help="the caches (parsed corpora, downloaded packages, "
-                                          "embeddings, results): their sizes, or clear the "
-                                          "embedding and result caches")
+                                          "embeddings, results, generated questions): their "
+                                          "sizes, or clear the embedding and result caches")
     cache_.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
@@ -177,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "init":
             return _init(args)
-        handler = {"corpus": _corpus_command, "strategies": _strategies, "run": _run,
+        handler = {"corpus": _corpus_command, "queries": _queries_command,
+                   "strategies": _strategies, "run": _run,
                    "compare": _compare, "cache": _cache, "calibrate": _calibrate,
                    "merge": _merge}[args.command]
         return handler(args)
@@ -348,6 +388,86 @@ def _strategies(args) -> int:
     return 0
 
 
+# -- queries -------------------------------------------------------------------------------------
+def _queries_options(parser: argparse.ArgumentParser) -> None:
+    corpus = config.BY_NAME["corpus"]
+    parser.add_argument("--corpus", metavar=corpus.metavar,
+                        help=f"{corpus.help}{corpus.shown_default}; also [tool.chunkeval] corpus")
+    parser.add_argument("--out", required=True, metavar="FILE.jsonl",
+                        help="the JSONL query set to write (replaced whole)")
+
+
+def _queries_command(args) -> int:
+    return {"import": _queries_import, "generate": _queries_generate,
+            "info": _queries_info}[args.queries_command](args)
+
+
+def _queries_info(args) -> int:
+    session = _session(args, check=False)
+    specs = args.sets or session.query_specs()
+    info = {session.query_set(spec).name: _set_info(session, spec) for spec in specs}
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+    else:
+        print(session.corpus_line)
+        for name, detail in info.items():
+            print(_format_set_info(name, detail))
+    return _report_problems([p for spec in specs for p in session.query_set(spec).problems],
+                            session.config.strict)
+
+
+def _queries_corpus(args):
+    """The settings (--corpus over [tool.chunkeval]) and the corpus they name."""
+    out = Path(args.out)
+    if out.is_dir():
+        raise ConfigError(f"--out {out}: is a directory; name the JSONL file to write")
+    cfg = config.load(command_line=config.given(args))
+    return cfg, lambda: load_corpus(cfg.corpus, max_document_mb=cfg.max_document_mb)
+
+
+def _write_queries(out: str, lines: list[dict], meta: dict, empty_status: int) -> int:
+    if not lines:
+        print(f"chunkeval: error: no question to write; {out} not written", file=sys.stderr)
+        return empty_status
+    atomic_write(out, imports.jsonl_text(lines, meta))
+    print(f"wrote {len(lines)} questions to {out}")
+    return 0
+
+
+def _queries_import(args) -> int:
+    _, corpus = _queries_corpus(args)
+    # The files first: a bad one fails before the corpus is loaded (or fetched).
+    asked, skipped = imports.read_questions(args.format, args.files)
+    corpus = corpus()
+    print(f"corpus {corpus.name} ({len(corpus)} documents)")
+    done = imports.locate(corpus, asked, skipped)
+    for line in done.skipped + done.unfound:
+        print(f"chunkeval: warning: {line}", file=sys.stderr)
+    print(done.summary())
+    meta = {"imported": args.format, "files": [Path(f).name for f in args.files],
+            "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint}
+    # Nothing found at all: the file, or the corpus, is not what was meant.
+    return _write_queries(args.out, done.lines, meta, 2)
+
+
+def _queries_generate(args) -> int:
+    cfg, corpus = _queries_corpus(args)
+    if args.sections < 1:
+        raise ConfigError(f"--sections {args.sections}: expected at least 1")
+    generator = load(args.generator, "question generator", cfg.root)
+    if not callable(generator):
+        raise ConfigError(f"question generator {args.generator!r} is not callable")
+    corpus = corpus()
+    print(f"corpus {corpus.name} ({len(corpus)} documents)")
+    done = generate.generate(corpus, generator, args.generator, sections=args.sections,
+                             seed=args.seed)
+    for line in done.failed:
+        print(f"chunkeval: warning: the generator failed on {line}", file=sys.stderr)
+    print(done.summary())
+    # The run itself went through; the generator gave nothing usable.
+    return _write_queries(args.out, done.lines, done.meta, 1)
+
+
 # -- run -----------------------------------------------------------------------------------------
 def _run(args) -> int:
     session = _session(args)
@@ -395,8 +515,9 @@ def _report_failures(results: Results, traceback: bool | None) -> int:
 
 # -- cache ---------------------------------------------------------------------------------------
 def _cache(args) -> int:
-    """Parsed corpora and downloaded packages are kept by `clear`: they are costly to make
-    again (the packages need apt) and never give a wrong number."""
+    """Parsed corpora, downloaded packages and generated questions are kept by `clear`: they
+    are costly to make again (the packages need apt, the questions a generator's calls) and
+    never give a wrong number."""
     if args.cache_command == "clear":
         status = 0
         for what, where, clear in (("embedding cache", embedding.root(), embedding.clear),
@@ -420,6 +541,10 @@ def _cache(args) -> int:
     entries, size = cache.results_usage()
     print(f"result cache {cache.results_root()}: {entries} results, {size / 2**20:.1f} MB "
           f"(limit {cache.results_limit_bytes() / 2**20:.0f} MB, ${cache.RESULTS_LIMIT_VAR})")
+    entries, size = generate.usage()
+    print(f"question cache {generate.root()}: {entries} generator answers, "
+          f"{size / 2**20:.1f} MB (limit {generate.limit_bytes() / 2**20:.0f} MB, "
+          f"${generate.LIMIT_VAR}; kept by clear)")
     return 0
 
 

@@ -74,6 +74,8 @@ def test_a_four_question_set_is_reported_not_gated(project, pytester, capsys, mo
     assert "NOT GATED: query set 'mine' is too small" in info
     assert "section-titles: 72 queries" in info and "gates: catches a drop of" in info
 
+    assert main(["queries", "info", "mine.jsonl"]) == 0
+    assert "NOT GATED: query set 'mine' is too small" in capsys.readouterr().out
     assert main(["compare", "fixed-400", "fixed-200"]) == 0
     assert "query set section-titles (72 queries" in capsys.readouterr().out
 

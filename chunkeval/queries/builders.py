@@ -30,6 +30,10 @@ TITLE_GOLD_CAP = 400  # ...but never longer than this
 # No document supplies more of a built set than this (on corpora of at least 1 / DOCUMENT_SHARE
 # documents with candidates): one long page must not decide a gate.
 DOCUMENT_SHARE = 0.10
+# What removes a candidate, in the order the rules apply (corpus info counts each).
+RULES = ("only a date, version or number", "generic title", "title of several sections",
+         f"answer under {MIN_GOLD} characters", "asked twice", "over one document's share",
+         "beyond max_queries")
 
 # A section number in front of a heading: "1.2. ", "A.1 ", "第1章 ", "付録A ".
 _NUMBER = re.compile(
@@ -389,7 +393,9 @@ def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
         kept = [p for p in parts[d.id] if p is not None]
         docs.append(d if kept == base[d.id] else Document.from_parts(d.id, d.title, kept, d.source))
     return QuerySet(name, queries, Corpus(corpus.name, tuple(docs), corpus.problems),
-                    candidates=found, removed=tuple((k, v) for k, v in removed.items() if v))
+                    candidates=found, removed=tuple(sorted(
+                        ((k, v) for k, v in removed.items() if v),
+                        key=lambda kv: RULES.index(kv[0].split(" (")[0]))))
 
 
 def sample(items: list, max_queries: int, seed: int) -> list:

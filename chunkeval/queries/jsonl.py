@@ -1,7 +1,9 @@
 """A user's query set: a JSONL file of questions with their gold answers.
 
 One {"id", "query", "doc", and "answer" | "answers" | "spans" | "start"+"end"} object a line.
-A line that cannot be used is skipped with a Problem naming the file and line.
+A line that cannot be used is skipped with a Problem naming the file and line. The first line
+may instead be {"chunkeval_meta": {...}}: where the questions came from (an import, or a
+generator and its seed), which the reader skips.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
     problems: list[Problem] = []
     ids: set[str] = set()
     bare_text: dict[str, str] = {}
+    first = next((n for n, line in enumerate(lines, 1) if line.strip()), 0)
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -110,6 +113,8 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
             continue
         if not isinstance(obj, dict):
             bad("not a JSON object")
+            continue
+        if lineno == first and list(obj) == ["chunkeval_meta"]:
             continue
         has_offsets = "start" in obj and "end" in obj
         forms = [f for f in ("answer", "answers", "spans") if f in obj] + (["start/end"] if has_offsets else [])
