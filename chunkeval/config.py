@@ -111,6 +111,11 @@ SETTINGS: tuple[Setting, ...] = (
             "how chunk lengths and the context budget are measured: chars, or MODULE:ATTR, a "
             "callable text -> int such as a tokenizer's count", cli="--length",
             commands=EVALUATING, metavar="chars|MODULE:ATTR"),
+    Setting("coverage", "str", DEFAULTS.coverage,
+            "how gold given as spans is scored: auto and positional count a gold character only "
+            "in a retrieved chunk whose range holds it; text finds its shingles anywhere in the "
+            "gold document (the rule for text gold)", cli="--coverage",
+            commands=EVALUATING, metavar="auto|positional|text"),
     Setting("max_queries", "int", DEFAULTS.max_queries,
             f"sample at most this many queries per set (seed {DEFAULTS.seed})",
             cli="--max-queries", commands=EVALUATING, metavar="N"),

@@ -113,8 +113,10 @@ class Evaluation:
     # -- stages, each memoised ------------------------------------------------------------
     def query_set(self, spec: str) -> QuerySet:
         if spec not in self._query_sets:
-            self._query_sets[spec] = queries.build_query_set(
-                self.corpus, spec, max_queries=self.settings.max_queries, seed=self.settings.seed)
+            qs = queries.build_query_set(self.corpus, spec, max_queries=self.settings.max_queries,
+                                         seed=self.settings.seed)
+            metrics.coverage_rule(qs, self.settings.coverage)  # "positional" on text: refused
+            self._query_sets[spec] = qs
         return self._query_sets[spec]
 
     def chunked(self, strategy_name: str, spec: str) -> Chunked:
@@ -225,7 +227,8 @@ class Evaluation:
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
                                    chunk_index=chunked.scoring,
-                                   length=metrics.length_function(s.length))
+                                   length=metrics.length_function(s.length),
+                                   coverage=s.coverage)
             embedded2, cached2 = self._embedding_counts()
             self._results[key] = Result(
                 strategy=strategy_name, retriever=retriever, query_set=qs.name,
@@ -240,7 +243,8 @@ class Evaluation:
                 rewritten={f"{d}:{a}:{b}": chunked.rewritten[(d, a, b)]
                            for row in scores.retrieved for d, a, b, _ in row
                            if (d, a, b) in chunked.rewritten},
-                per_query=scores.per_query(), reused=False)
+                per_query=scores.per_query(), reused=False,
+                fallback=scores.fallback if scores.positional is not None else None)
             if stored_key and store:
                 cache.store_result(stored_key, self._results[key].to_json())
         return self._results[key]
@@ -356,7 +360,8 @@ class Evaluation:
         return Results(
             chunkeval=__version__, corpus=corpus_summary(self.corpus), settings=self.settings,
             query_sets={self.query_set(spec).name: QuerySetSummary(
-                len(self.query_set(spec)), self.query_set(spec).fingerprint)
+                len(self.query_set(spec)), self.query_set(spec).fingerprint,
+                metrics.coverage_rule(self.query_set(spec), self.settings.coverage))
                 for spec in self.query_specs},
             strategies={n: strategies.get(n).describe() for n in names},
             retrievers={r: _described(r) for r in dict.fromkeys(x.retriever for x in results)},

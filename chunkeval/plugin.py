@@ -37,6 +37,7 @@ from .errors import BaselineError, ChunkevalError, StrategyFailed
 from .gate import diffs
 from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
 from .gate.verdict import compare
+from .metrics import coverage_rule
 from .report import render_comparison_html
 from .results import BaselineEntry
 from .session import Case, Session
@@ -390,7 +391,8 @@ class Checker:
             pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
                         "to record one from this run, then commit it", pytrace=False)
         baseline.check_comparable(session.corpus_record, session.settings.to_json(),
-                                  query_set.name, query_set.fingerprint)
+                                  query_set.name, query_set.fingerprint,
+                                  coverage_rule(query_set, session.settings.coverage))
         return baseline
 
     def check_retrieval(self, case: Case) -> None:
@@ -412,7 +414,7 @@ class Checker:
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
             row["record"] = {"path": str(session.baseline_path), **Record(
                 case.strategy, case.retriever, qs.name, entry, corpus, ev.settings.to_json(),
-                qs.fingerprint).to_json()}
+                qs.fingerprint, coverage_rule(qs, ev.settings.coverage)).to_json()}
             self._emit(row)
             return
         baseline = self._comparable(qs)

@@ -36,6 +36,9 @@ class Settings:
     max_queries: int = 800  # queries sampled per set
     analyzer: str = "auto"  # BM25 and LSA terms; auto: from the corpus's language
     length: str = "chars"  # "chars" or "module:attr", a callable text -> int
+    # how gold given as `spans` is scored: "auto" and "positional" by position, "text" by
+    # shingles wherever they occur in the gold document (metrics.coverage_rule)
+    coverage: str = "auto"
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -62,7 +65,7 @@ class Settings:
             for i, b in enumerate(given["budgets"]):
                 check.count(b, f"budgets[{i}]", least=1)
             given["budgets"] = tuple(given["budgets"])
-        for name in ("analyzer", "length"):
+        for name in ("analyzer", "length", "coverage"):
             if name in given:
                 check.that(isinstance(given[name], str), name, "is not a string")
         return cls(**given)
@@ -93,13 +96,19 @@ METRICS: tuple[Metric, ...] = (
     Metric("iou", None, False, "IoU"),
     Metric("mrr_at_k", "rr", False, "MRR@k"),
     Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),
+    # Chroma's chunking evaluation's own definitions, on positional gold only (metrics.py)
+    Metric("chroma_recall", None, False, "Chroma recall"),
+    Metric("chroma_precision", None, False, "Chroma precision"),
+    Metric("chroma_iou", None, False, "Chroma IoU"),
+    Metric("precision_omega", None, False, "precision Ω"),
 )
 BY_NAME = {m.name: m for m in METRICS}
 # Metrics a per-query series stands behind: what the gate can compare.
 COMPARED = tuple(m for m in METRICS if m.series is not None)
 GATED = tuple(m.name for m in METRICS if m.gated)
 # Recorded since the rank metrics exist: older results and baselines may lack them.
-OPTIONAL = ("precision", "iou", "mrr_at_k", "ndcg_at_k")
+OPTIONAL = ("precision", "iou", "mrr_at_k", "ndcg_at_k", "chroma_recall", "chroma_precision",
+            "chroma_iou", "precision_omega")
 SERIES = ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")  # stored per query
 
 
@@ -360,6 +369,9 @@ class Result:
     # the text of every retrieved chunk that is not its span's slice, by "doc:start:end"
     rewritten: dict[str, str] = field(default_factory=dict)
     reused: bool | None = None  # read from the result cache
+    # on positional gold: retrieved gold-document chunks that could not be placed (not
+    # their range's slice), scored by the shingle rule instead
+    fallback: int | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -397,6 +409,8 @@ class Result:
         out["per_query"] = [q.to_json() for q in self.per_query]
         if self.reused is not None:
             out["reused"] = self.reused
+        if self.fallback is not None:
+            out["positional_fallback"] = self.fallback
         return out
 
     @classmethod
@@ -438,6 +452,8 @@ class Result:
         pq = check.at("per_query")
         if data.get("reused") is not None:
             check.that(type(data["reused"]) is bool, "reused", "is not true or false")
+        if data.get("positional_fallback") is not None:
+            check.count(data["positional_fallback"], "positional_fallback")
         return cls(
             strategy=data["strategy"], retriever=data["retriever"], query_set=data["query_set"],
             metrics=metrics, cut_rate=CutRate.from_json(m["cut_rate"], mc.at("cut_rate")),
@@ -448,7 +464,8 @@ class Result:
             embeddings=dict(embeddings) if embeddings is not None else None,
             budget_curve={int(b): Stat.from_json(s, check.at("budget_curve").at(b))
                           for b, s in curve.items()},
-            rewritten=dict(rewritten), reused=data.get("reused"))
+            rewritten=dict(rewritten), reused=data.get("reused"),
+            fallback=data.get("positional_fallback"))
 
 
 @dataclass(frozen=True)
@@ -509,9 +526,11 @@ class CorpusSummary:
 class QuerySetSummary:
     queries: int
     fingerprint: str
+    coverage: str = "text"  # how its gold was scored: text, positional or mixed
 
     def to_json(self) -> dict:
-        return {"queries": self.queries, "fingerprint": self.fingerprint}
+        return {"queries": self.queries, "fingerprint": self.fingerprint} | (
+            {"coverage": self.coverage} if self.coverage != "text" else {})
 
 
 @dataclass
@@ -586,7 +605,10 @@ class Results:
             qc.has(qs, "queries", "fingerprint")
             qc.count(qs["queries"], "queries")
             qc.string(qs["fingerprint"], "fingerprint")
-            summaries[name] = QuerySetSummary(qs["queries"], qs["fingerprint"])
+            qc.that(qs.get("coverage", "text") in ("text", "positional", "mixed"), "coverage",
+                    "is not text, positional or mixed")
+            summaries[name] = QuerySetSummary(qs["queries"], qs["fingerprint"],
+                                              qs.get("coverage", "text"))
         for key in ("strategies", "retrievers"):
             value = data.get(key, {})
             check.that(isinstance(value, dict) and all(isinstance(v, dict)

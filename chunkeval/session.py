@@ -161,8 +161,11 @@ class Session:
             metrics.length_function(cfg.length, str(cfg.root))  # imported from the project
         except ConfigError as e:
             raise ConfigError(f"{cfg.where['length']}: {e}") from None
+        if cfg.coverage not in metrics.COVERAGE_RULES:
+            raise ConfigError(f"{cfg.where['coverage']}: coverage {cfg.coverage!r}: one of "
+                              f"{', '.join(metrics.COVERAGE_RULES)}")
         return Settings(k=cfg.k, budget=cfg.budget, max_queries=cfg.max_queries,
-                        analyzer=cfg.analyzer, length=cfg.length)
+                        analyzer=cfg.analyzer, length=cfg.length, coverage=cfg.coverage)
 
     def tolerance_of(self, family: int) -> Tolerance:
         """The verdict's bounds; `family` is how many comparisons of one strategy are gated."""

@@ -162,11 +162,14 @@ def test_budget_and_chunk_stats_use_the_length():
 # --- a run on Markdown, recomputed -----------------------------------------------------------
 
 def recompute(result, docs, golds, rewritten, k, budget):
-    """Recall@k and budget recall from results.json rows and the dump, without chunkeval."""
+    """Recall@k and budget recall from results.json rows and the dump, without chunkeval.
+    Gold given as spans is positional: a gold character (not whitespace) counts when a
+    retrieved chunk of its document that is its range's slice holds its position; a chunk
+    that is not (rewritten) covers the positions of the gold shingles its text holds."""
     recall, budget_recall = [], []
     for row in result["per_query"]:
-        gold = set().union(*(shingle_set(g) for g in golds[row["id"]][1]))
-        doc_id = golds[row["id"]][0]
+        doc_id, texts, spans = golds[row["id"]]
+        gold = set().union(*(shingle_set(g) for g in texts))
 
         def covered(rows):
             found = set()
@@ -178,6 +181,26 @@ def recompute(result, docs, golds, rewritten, k, budget):
                 found |= {s for s in gold if s in bare}
             return len(found) / len(gold)
 
+        if spans:
+            doc = docs[doc_id]
+            places = {p for a, b in spans for p in range(a, b) if not doc[p].isspace()}
+
+            def covered(rows):  # noqa: F811 (positional gold)
+                found = set()
+                for d, a, b, _ in rows:
+                    if d != doc_id:
+                        continue
+                    if f"{d}:{a}:{b}" not in rewritten:
+                        found |= places & set(range(a, b))
+                        continue
+                    held = shingle_set(rewritten[f"{d}:{a}:{b}"])
+                    for x, y in spans:
+                        at = [p for p in range(x, y) if not doc[p].isspace()]
+                        bare = "".join(doc[p] for p in at)
+                        found |= {p for i in range(len(bare) - 7) if bare[i:i + 8] in held
+                                  for p in at[i:i + 8]}
+                return len(found) / len(places)
+
         taken, total = [], 0
         for r in row["retrieved"]:
             if taken and total + r[3] > budget:
@@ -188,6 +211,13 @@ def recompute(result, docs, golds, rewritten, k, budget):
         budget_recall.append(covered(taken))
         assert row["coverage"] == pytest.approx(recall[-1], abs=1e-6)
         assert row["budget_coverage"] == pytest.approx(budget_recall[-1], abs=1e-6)
+        # the rank metrics: gains are what each of the top k adds to the coverage above it
+        prefix = [covered(row["retrieved"][:j]) for j in range(k + 1)]
+        gains = [(j, prefix[j] - prefix[j - 1]) for j in range(1, len(row["retrieved"][:k]) + 1)]
+        rr = next((1 / j for j, g in gains if g > 0), 0.0)
+        ndcg = sum(g / np.log2(j + 1) for j, g in gains)
+        assert row["rr"] == pytest.approx(rr, abs=1e-6)
+        assert row["ndcg"] == pytest.approx(ndcg, abs=1e-5)
     return float(np.mean(recall)), float(np.mean(budget_recall))
 
 
@@ -222,7 +252,7 @@ def test_run_on_markdown_with_answers_and_spans_recomputes(corpus_dir, tmp_path,
                 texts = [text[a:b] for a, b in obj["spans"]]
             else:
                 texts = obj.get("answers", [obj["answer"]])
-            golds[obj["id"]] = (obj["doc"], texts)
+            golds[obj["id"]] = (obj["doc"], texts, obj.get("spans"))
     assert set(golds) == {"one", "many", "spans", "far", "txt"}
     # The dump's documents are the files' own text.
     for doc_id, text in docs.items():
@@ -230,7 +260,9 @@ def test_run_on_markdown_with_answers_and_spans_recomputes(corpus_dir, tmp_path,
 
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["settings"]["length"] == "tokens11:words"
+    assert results["query_sets"]["q"]["coverage"] == "mixed"  # spans by position, text not
     assert len(results["results"]) == 4
+    assert all(isinstance(r["positional_fallback"], int) for r in results["results"])
     for r in results["results"]:
         assert set(r["metrics"]) >= {"recall_at_k", "budget_recall", "complete_rate",
                                      "doc_hit_at_k", "precision", "iou", "cut_rate"}

@@ -65,6 +65,7 @@ class Record:
     corpus: dict  # name, fingerprint, documents, chars (and identity)
     settings: dict  # Settings.to_json()
     query_set_fingerprint: str
+    coverage: str = "text"  # the set's coverage rule (metrics.coverage_rule)
 
     @property
     def key(self) -> str:
@@ -74,13 +75,14 @@ class Record:
         return {"strategy": self.strategy, "retriever": self.retriever,
                 "query_set": self.query_set, "entry": self.entry.to_json(),
                 "corpus": self.corpus, "settings": self.settings,
-                "query_set_fingerprint": self.query_set_fingerprint}
+                "query_set_fingerprint": self.query_set_fingerprint, "coverage": self.coverage}
 
     @classmethod
     def from_json(cls, data: dict) -> "Record":
         return cls(data["strategy"], data["retriever"], data["query_set"],
                    BaselineEntry.from_json(data["entry"], "a record of this run"),
-                   data["corpus"], data["settings"], data["query_set_fingerprint"])
+                   data["corpus"], data["settings"], data["query_set_fingerprint"],
+                   data.get("coverage", "text"))
 
 
 RECREATE = "fix it, or replace it with this run's entries by `pytest --update-baselines=replace`"
@@ -174,7 +176,7 @@ class Baseline:
                 "takes the file over for this corpus.")
 
     def check_comparable(self, corpus: dict, settings: dict, query_set: str,
-                         query_set_fingerprint: str) -> None:
+                         query_set_fingerprint: str, coverage: str = "text") -> None:
         """Raise BaselineError when this baseline measured something else."""
         how = "If the change is intended, re-baseline with `pytest --update-baselines`."
         if corpus.get("identity"):
@@ -197,6 +199,12 @@ class Baseline:
             raise BaselineError(
                 f"{self.path}: query set {query_set!r} changed (fingerprint "
                 f"{qs.get('fingerprint')} recorded, {query_set_fingerprint} now). {how}")
+        if qs is not None and qs.get("coverage", "text") != coverage:
+            raise BaselineError(
+                f"{self.path}: query set {query_set!r} was scored by the "
+                f"{qs.get('coverage', 'text')} coverage rule, this run by the {coverage} rule "
+                "(the `coverage` setting; positional is the default for gold given as spans): "
+                f"the numbers are not comparable. {how}")
 
     def record(self, rec: Record) -> int:
         """Record one entry; returns how many other entries it dropped. Entries measured on
@@ -204,7 +212,8 @@ class Baseline:
         dropped: kept, they would later be compared against queries they were not measured
         on."""
         corpus, settings = rec.corpus, rec.settings
-        query_sets = {rec.query_set: {"fingerprint": rec.query_set_fingerprint}}
+        query_sets = {rec.query_set: {"fingerprint": rec.query_set_fingerprint} | (
+            {"coverage": rec.coverage} if rec.coverage != "text" else {})}
         compared = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
         before = len(self.entries)
         old = dict(self.data["settings"])
@@ -238,7 +247,7 @@ class Baseline:
             return "missing"
         try:
             self.check_comparable(rec.corpus, rec.settings, rec.query_set,
-                                  rec.query_set_fingerprint)
+                                  rec.query_set_fingerprint, rec.coverage)
         except BaselineError:
             return "not comparable"
         if entry.chunks_hash != rec.entry.chunks_hash:
