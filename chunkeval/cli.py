@@ -606,6 +606,11 @@ def _compare(args) -> int:
         print(f"  {metric:<14} {sa[src].mean()*100:6.1f}% vs {sb[src].mean()*100:6.1f}%  "
               f"diff {ci.diff*100:+5.1f} points, 95% CI [{ci.low*100:+.1f}, {ci.high*100:+.1f}]"
               f"  {verdict}")
+    for name, r in ((args.a, a), (args.b, b)):  # what differs in the chunks themselves
+        c = r.chunks
+        print(f"  {name}: cut rate {r.cut_rate.value * 100:.1f}% ({r.cut_rate.cut} of "
+              f"{r.cut_rate.blocks} table/pre blocks), {c.count:,} chunks, mean length "
+              f"{c.mean_len:,.0f}, longest {c.max_len:,}, {c.under_30} under 30")
     return 0
 
 

@@ -142,6 +142,9 @@ SETTINGS: tuple[Setting, ...] = (
             "per-query comparison of each case"),
     Setting("html", "path", None, "also write the comparison with the baseline as an HTML "
             "page here: verdicts and every query's coverage before and now"),
+    Setting("markdown", "path", None, "also write the verdict as Markdown here, for a "
+            "pull-request comment or any CI's summary (with $GITHUB_STEP_SUMMARY set, it is "
+            "appended there too)"),
     Setting("result_cache", "bool", True,
             "reuse results of earlier runs whose chunks, retriever, query set and settings are "
             "the same (kept in the cache, least recently used dropped past "

@@ -164,6 +164,7 @@ class Scores:
     iou: np.ndarray
     rr: np.ndarray  # reciprocal rank of the first relevant chunk in the top k
     ndcg: np.ndarray  # coverage-graded nDCG@k
+    best: np.ndarray  # rank (from 0) of the top-k chunk that added the most gold; -1: none
     # per query, the chunks of the top k and of the budget: (doc_id, start, end, len(text))
     retrieved: list[list[tuple[str, int, int, int]]]
     settings: dict = field(default_factory=dict)
@@ -181,7 +182,8 @@ class Scores:
         return cls(query_ids=query_ids, coverage=np.zeros(n), budget_coverage=np.zeros(n),
                    curve={b: np.zeros(n) for b in budgets}, doc_hit=np.zeros(n, dtype=bool),
                    complete=np.zeros(n, dtype=bool), precision=np.zeros(n), iou=np.zeros(n),
-                   rr=np.zeros(n), ndcg=np.zeros(n), retrieved=[], settings=settings)
+                   rr=np.zeros(n), ndcg=np.zeros(n), best=np.full(n, -1, dtype=np.int64),
+                   retrieved=[], settings=settings)
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -210,10 +212,11 @@ class Scores:
     def per_query(self) -> list[PerQuery]:
         """The rows of results.json's per_query: enough to recompute every mean."""
         return [PerQuery(qid, round(float(c), 6), round(float(bc), 6), bool(hit),
-                         round(float(rr), 6), round(float(nd), 6), [list(r) for r in ret])
-                for qid, c, bc, hit, rr, nd, ret in zip(
+                         round(float(rr), 6), round(float(nd), 6), [list(r) for r in ret],
+                         int(b) if b >= 0 else None)
+                for qid, c, bc, hit, rr, nd, ret, b in zip(
                     self.query_ids, self.coverage, self.budget_coverage, self.doc_hit,
-                    self.rr, self.ndcg, self.retrieved)]
+                    self.rr, self.ndcg, self.retrieved, self.best)]
 
 
 def _taken_within(lengths: Sequence[int], budget: int) -> int:
@@ -304,7 +307,7 @@ def _score_sets(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
         # coverage after the first j chunks, for every prefix a metric needs
         found: set[str] = set()
         found_top: set[str] = set()
-        prefix = [0.0]
+        prefix, gains = [0.0], []
         for j, i in enumerate(row[:depth], 1):
             if handed[i].doc_id == q.doc_id and gold:
                 found |= _gold_in(gold, handed[i].text, shingle, shingles_of(i))
@@ -313,6 +316,9 @@ def _score_sets(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
                 ndcg[qi] += (prefix[j] - prefix[j - 1]) / np.log2(j + 1)
                 if not rr[qi]:
                     rr[qi] = 1.0 / j
+                if out.best[qi] < 0 or prefix[j] - prefix[j - 1] > gains[out.best[qi]]:
+                    out.best[qi] = j - 1
+            gains.append(prefix[j] - prefix[j - 1])
             if j == len(top):
                 found_top = set(found)
         coverage[qi] = prefix[len(top)]
@@ -435,6 +441,7 @@ def _score_positional(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
         covered_top: list[tuple[int, int]] = []
         prefix = [0.0]
         out.ndcg[qi] = out.rr[qi] = 0.0
+        out.best[qi] = -1
         for j, i in enumerate(row[:depth], 1):
             c = handed[i]
             if c.doc_id == q.doc_id and total:
@@ -448,6 +455,9 @@ def _score_positional(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
                 out.ndcg[qi] += (prefix[j] - prefix[j - 1]) / np.log2(j + 1)
                 if not out.rr[qi]:
                     out.rr[qi] = 1.0 / j
+                b = out.best[qi]
+                if b < 0 or prefix[j] - prefix[j - 1] > prefix[b + 1] - prefix[b]:
+                    out.best[qi] = j - 1
             if j == len(top):
                 covered_top = list(covered)
         out.coverage[qi] = prefix[len(top)]
@@ -885,12 +895,15 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     size = table.size
     prefix = np.where(size[:, None] > 0, found / np.maximum(size, 1)[:, None], 0.0)
 
-    ndcg, rr = out.ndcg, out.rr
+    ndcg, rr, best = out.ndcg, out.rr, out.best
+    most = np.zeros(n_queries)
     for j in range(1, min(k, width) + 1):  # rank by rank, as the definition adds them up
         gain = prefix[:, j] - prefix[:, j - 1]
         on = (j <= n_top) & (gain > 0)
         ndcg[on] += gain[on] / np.log2(j + 1)
         rr[on & (rr == 0)] = 1.0 / j
+        more = on & (gain > most)
+        best[more], most[more] = j - 1, gain[more]
     out.coverage[:] = prefix[rows, n_top]
     out.budget_coverage[:] = prefix[rows, taken[budget]]
     for b in budgets:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -36,9 +37,10 @@ from .config import SETTINGS
 from .errors import BaselineError, ChunkevalError, StrategyFailed
 from .gate import diffs
 from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
-from .gate.verdict import compare
+from .gate.verdict import DEFAULT_TOLERANCE, compare, family_note, level
 from .metrics import coverage_rule
 from .report import render_comparison_html
+from .report.comparison import render_summary_markdown
 from .results import BaselineEntry
 from .session import Case, Session
 
@@ -446,11 +448,17 @@ class Checker:
             row["chunks_changed"] = {"params": entry.params,
                                      "now": strategies.get(case.strategy).describe()["params"]}
         self._emit(row)
+        for v in verdicts:  # for --junitxml: the numbers, where a CI report reads them
+            self.node.user_properties += [
+                (v.metric, round(v.value, 6)), (f"{v.metric}_baseline", round(v.baseline, 6)),
+                (f"{v.metric}_diff", round(v.diff, 6)), (f"{v.metric}_status", v.status)]
         bad = [v for v in verdicts if v.status == "regressed"]
         if bad:
             lines = "\n  ".join(v.describe() for v in bad)
+            note = family_note((v.confidence for v in bad), session.config.alpha)
             pytest.fail(f"{what} regressed on {self._where()}:\n  {lines}\n"
-                        f"{diffs.describe(queries, qs.view)}", pytrace=False)
+                        + (f"  ({note})\n" if note else "")
+                        + diffs.describe(queries, qs.view), pytrace=False)
 
     def check_cut_rate(self, case: Case) -> None:
         _or_fail(lambda: self._check_cut_rate(case), self.node)
@@ -519,6 +527,23 @@ class Summary:
         page = self.state.session.config.html
         if page and any("verdicts" in r for r in self.rows):
             atomic_write(page, render_comparison_html(self.rows))
+        self._write_markdown()
+
+    def _write_markdown(self) -> None:
+        """The verdict as Markdown: into the `markdown` file, and appended to GitHub's job
+        summary when the job has one (GitHub collects what every step appends)."""
+        if not any("verdicts" in r or "not_gated" in r for r in self.rows):
+            return
+        text = render_summary_markdown(self.rows, self.state.session.config.alpha)
+        if self.state.session.config.markdown:
+            atomic_write(self.state.session.config.markdown, text)
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step:
+            try:
+                with open(step, "a", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            except OSError as e:
+                self.error = f"chunkeval: could not append to GITHUB_STEP_SUMMARY ({step}): {e}"
 
     def _write_baselines(self, session: pytest.Session) -> None:
         self.held_back = sorted(s + (f" with {r}" if r else "") for s, r in self.failed)
@@ -556,7 +581,7 @@ class Summary:
                           "the session fails")
         table = [r for r in self.rows if "verdicts" in r]
         if table:
-            tr.write_line(format_summary(table))
+            tr.write_line(format_summary(table, self.state.session.config.alpha))
         for reason in dict.fromkeys(r["not_gated"] for r in self.rows if "not_gated" in r):
             tr.write_line(f"not gated: {reason}")
         if self.error:
@@ -594,20 +619,27 @@ class Summary:
                               f"{v['value'] * 100:.1f}")
 
 
-def format_summary(rows: list[dict]) -> str:
+def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha) -> str:
     """One line a case: Recall@k and budget recall (baseline, now, difference and its
-    interval, in points) and the worst verdict."""
+    interval, in points) and the worst verdict; each interval's level in the header (or at
+    the interval, when they differ), and once why it is wider than 95%."""
     order = {"regressed": 0, "improved": 1, "ok": 2}
+    shown = [v for r in rows for v in r["verdicts"]
+             if v["metric"] in ("recall_at_k", "budget_recall")]
+    levels = {level(v.get("confidence", 0.95)) for v in shown}
+    one = levels.pop() if len(levels) == 1 else None
 
     def cell(v: dict | None) -> str:
         if v is None:
             return " " * 37
         ci = f"[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}]"
+        if one is None:
+            ci += f" {level(v.get('confidence', 0.95)).removesuffix(' CI')}"
         return (f"{v['baseline'] * 100:>6.1f}{v['value'] * 100:>6.1f}{v['diff'] * 100:>+7.1f} "
                 f"{ci:<17}")
 
     names = f"{'strategy':<26}{'retriever':<10}{'query set':<16}"
-    group = f"{'base':>6}{'now':>6}{'diff':>7} {'95% CI':<17}"
+    group = f"{'base':>6}{'now':>6}{'diff':>7} {one or 'CI (level)':<17}"
     head = f"{'':<52}{'Recall@k':<38}budget recall\n{names}{group} {group} verdict"
     lines = [head, "-" * len(head.splitlines()[-1])]
     for r in sorted(rows, key=lambda r: (r["query_set"], r["strategy"], r["retriever"])):
@@ -617,4 +649,5 @@ def format_summary(rows: list[dict]) -> str:
         lines.append(f"{r['strategy']:<26}{r['retriever']:<10}{r['query_set']:<16}"
                      f"{cell(by.get('recall_at_k'))} {cell(by.get('budget_recall'))} "
                      f"{worst['status']}{flagged}")
-    return "\n".join(lines)
+    note = family_note((v.get("confidence", 0.95) for v in shown), alpha)
+    return "\n".join(lines + ([note] if note else []))

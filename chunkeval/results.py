@@ -297,12 +297,21 @@ class PerQuery:
     rr: float | None = None
     ndcg: float | None = None
     retrieved: list[Span] = field(default_factory=list)
+    best: int | None = None  # which of the top k added the most gold (None: none held any)
 
     @property
     def first(self) -> str | None:
         """The first retrieved chunk's span as "doc:start:end"."""
         r = self.retrieved
         return f"{r[0][0]}:{r[0][1]}:{r[0][2]}" if r else None
+
+    @property
+    def best_span(self) -> str | None:
+        """The span ("doc:start:end") of the chunk that added the most gold, or None."""
+        if self.best is None:
+            return None
+        d, a, b, _ = self.retrieved[self.best]
+        return f"{d}:{a}:{b}"
 
     def to_json(self) -> dict:
         out = {"id": self.id, "coverage": self.coverage, "budget_coverage": self.budget_coverage,
@@ -312,6 +321,8 @@ class PerQuery:
         if self.ndcg is not None:
             out["ndcg"] = self.ndcg
         out["retrieved"] = self.retrieved
+        if self.best is not None:
+            out["best"] = self.best
         return out
 
     @classmethod
@@ -331,8 +342,12 @@ class PerQuery:
             ok = (isinstance(s, list) and len(s) == 4 and isinstance(s[0], str)
                   and all(type(v) is int and v >= 0 for v in s[1:]) and s[1] <= s[2])
             check.that(ok, f"retrieved[{i}]", "is not [doc, start, end, length]")
+        best = data.get("best")
+        if best is not None:
+            check.that(type(best) is int and 0 <= best < len(spans), "best",
+                       "is not the index of a retrieved chunk")
         return cls(data["id"], data["coverage"], data["budget_coverage"], data["doc_hit"],
-                   data.get("rr"), data.get("ndcg"), spans)
+                   data.get("rr"), data.get("ndcg"), spans, best)
 
 
 def series(rows: Sequence[PerQuery], complete_at: float) -> dict[str, np.ndarray]:
@@ -722,8 +737,8 @@ class BaselineEntry:
                      "budget_coverage": s["budget_coverage"].tolist(),
                      "doc_hit": s["doc_hit"].astype(int).tolist()}
         per_query |= {n: s[n].tolist() for n in ("rr", "ndcg") if n in s}
-        if first:
-            per_query["first"] = [q.first for q in rows]
+        if first:  # the chunk that held the most gold: what a failure message shows
+            per_query["best"] = [q.best_span for q in rows]
         return cls(metrics={m.name: round(float(s[m.series].mean()), DECIMALS)
                             if len(s[m.series]) else 0.0
                             for m in COMPARED if m.series in s},
@@ -749,8 +764,12 @@ class BaselineEntry:
         return out | {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
 
     @property
-    def first(self) -> list[str | None]:
-        return self.per_query.get("first") or [None] * len(self.per_query["coverage"])
+    def best(self) -> tuple[list[str | None], bool]:
+        """Per query, the span of the chunk that held the most gold, and True; a file
+        recorded before that was kept gives the first retrieved chunk's, and False."""
+        if "best" in self.per_query:
+            return self.per_query["best"], True
+        return self.per_query.get("first") or [None] * len(self.per_query["coverage"]), False
 
     def same_measurement(self, other: "BaselineEntry") -> bool:
         """True when a noise floor measured against `other` holds for this entry too."""
@@ -810,12 +829,13 @@ class BaselineEntry:
                 pc.fail(f"{s}[{bad}]", f"is {values[bad]!r}, not "
                         + ("0 or 1" if s == "doc_hit" else "a number in [0, 1]"))
             lengths.add(len(values))
-        if "first" in pq:
-            first = pq["first"]
-            pc.that(isinstance(first, list) and all(f is None or isinstance(f, str)
-                                                    for f in first),
-                    "first", "is not a list of 'doc:start:end' spans")
-            lengths.add(len(first))
+        for name in ("best", "first"):
+            if name in pq:
+                spans = pq[name]
+                pc.that(isinstance(spans, list) and all(f is None or isinstance(f, str)
+                                                        for f in spans),
+                        name, "is not a list of 'doc:start:end' spans")
+                lengths.add(len(spans))
         pc.that(len(lengths) <= 1, None, "lists differ in length")
         return cls(metrics=dict(data["metrics"]), cut_rate=data["cut_rate"],
                    chunks=data["chunks"], per_query={k: list(v) for k, v in pq.items()},

@@ -323,12 +323,18 @@ def test_only_gated_metrics_regress_and_a_larger_family_widens_the_interval():
     assert many.confidence == pytest.approx(1 - 0.1 / 24)
 
 
-def test_rank_metrics_and_first_chunks_are_kept_and_compared_when_both_sides_have_them():
+def test_rank_metrics_and_best_chunks_are_kept_and_compared_when_both_sides_have_them():
     result = _result(OLD)
     for q in result.per_query:
-        q.rr, q.ndcg, q.retrieved = 0.5, 0.25, [["d", 0, 10, 10]]
+        q.rr, q.ndcg, q.retrieved, q.best = 0.5, 0.25, [["d", 0, 10, 10], ["d", 10, 20, 10]], 1
     entry = _entry(result)
-    assert entry.per_query["first"][0] == "d:0:10" and entry.metrics["mrr_at_k"] == 0.5
+    assert entry.per_query["best"][0] == "d:10:20" and entry.metrics["mrr_at_k"] == 0.5
+    assert entry.best == (entry.per_query["best"], True)
+    # a file recorded with the first retrieved chunk instead still reads, saying so
+    older = BaselineEntry.from_json({**entry.to_json(), "per_query": {
+        **{k: v for k, v in entry.per_query.items() if k != "best"},
+        "first": ["d:0:10"] * len(OLD)}}, "old.json")
+    assert older.best == (["d:0:10"] * len(OLD), False)
     metrics = {v.metric for v in compare(result, entry, COMPLETE_AT, Tolerance())}
     assert {"mrr_at_k", "ndcg_at_k"} <= metrics
     old_entry = _entry(_result(OLD))  # recorded before rank metrics

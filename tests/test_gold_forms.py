@@ -218,6 +218,9 @@ def recompute(result, docs, golds, rewritten, k, budget):
         ndcg = sum(g / np.log2(j + 1) for j, g in gains)
         assert row["rr"] == pytest.approx(rr, abs=1e-6)
         assert row["ndcg"] == pytest.approx(ndcg, abs=1e-5)
+        most = max((g for _, g in gains), default=0)
+        best = next((j - 1 for j, g in gains if g == most), None) if most > 0 else None
+        assert row.get("best") == best  # the chunk that added the most gold
     return float(np.mean(recall)), float(np.mean(budget_recall))
 
 

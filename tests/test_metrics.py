@@ -135,7 +135,7 @@ def test_summary_means_and_standard_errors():
     assert s.curve_summary()[2000].value == 0.5
     rows = s.per_query()
     assert rows[0].to_json() == {"id": "q0", "coverage": 1.0, "budget_coverage": 1.0, "doc_hit": True,
-                       "rr": 1.0, "ndcg": 1.0, "retrieved": [["a", 0, 16, 16]]}
+                       "rr": 1.0, "ndcg": 1.0, "retrieved": [["a", 0, 16, 16]], "best": 0}
 
 
 def test_bad_rankings_are_refused():

@@ -282,11 +282,16 @@ def test_a_ten_percent_loss_fails_listing_five_queries_and_another_phase_passes(
     assert len(lost) == 5, out
     changes = [float(c) for *_, c in lost]
     assert all(float(b) > float(a) for _, _, b, a, _ in lost) and changes == sorted(changes)
-    assert len(re.findall(r"^\s+first chunk before: page\d\d\.html:\d+: '", out, re.M)) == 5
-    assert len(re.findall(r"^\s+first chunk now:    page\d\d\.html:\d+: '", out, re.M)) == 5
+    before = re.findall(r"^\s+most gold before: (page\d\d\.html \[\d+:\d+\]) '", out, re.M)
+    now = re.findall(r"^\s+most gold now:    (page\d\d\.html \[\d+:\d+\]) '", out, re.M)
+    assert len(before) == len(now) == 5, out
+    assert all(b != n for b, n in zip(before, now))  # the change, not one chunk twice
+    # every interval says its level, and why it is wider than 95% is said once
+    level = re.search(r"\(diff [-+0-9.]+ points, (\d+(?:\.\d)?% CI) ", out).group(1)
+    assert level != "95% CI" and out.count(f"{level}: family-wise intervals") >= 1
     # the JSON rows and the HTML page carry every query, not only the 5
     (row,) = json.loads((project.path / "rows.json").read_text(encoding="utf-8"))["rows"]
-    assert len(row["per_query"]) >= 60 and {"before", "now", "first_before", "first_now",
+    assert len(row["per_query"]) >= 60 and {"before", "now", "best_before", "best_now",
                                             "query", "doc"} <= set(row["per_query"][0])
     assert [q["change"] for q in row["per_query"][:5]] == pytest.approx(
         [c / 100 for c in changes], abs=1e-3)
@@ -450,3 +455,24 @@ def test_a_second_session_reuses_the_results_of_the_first(project, monkeypatch):
     # off: evaluated again, so the refused index fails every metric test
     off = run(project, "--chunkeval-no-result-cache")
     assert off.ret == 1 and "an index was built" in off.stdout.str()
+
+
+def test_the_verdict_lands_in_the_ci_summary_and_the_junit_report(project, monkeypatch):
+    record(project, only="mywin")
+    write_mymod(project, drop=0.1)
+    summary = project.path / "step-summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = run(project, "--chunkeval-markdown", "verdict.md", "--junitxml", "junit.xml",
+                 only="mywin")
+    assert result.ret == 1
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## chunkeval: 1 of ")  # appended, not replaced
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("| verdict | strategy |")
+    assert table[1].startswith("| **regressed** | mywin | bm25 | section-titles | recall_at_k")
+    assert "family-wise intervals" in text and "### Queries that lost most: mywin" in text
+    assert (project.path / "verdict.md").read_text(encoding="utf-8") in text
+    junit = (project.path / "junit.xml").read_text(encoding="utf-8")
+    assert re.search(r'<property name="recall_at_k" value="0\.\d+"', junit)
+    assert '<property name="recall_at_k_status" value="regressed"' in junit

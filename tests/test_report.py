@@ -178,3 +178,21 @@ def test_the_seeds_findings_appear_only_on_the_built_in_corpus():
     doc["corpus"]["name"] = "docs"  # a team's own corpus
     assert "Findings of the seed" not in report.render_markdown(typed(doc))
     assert "Findings of the seed" not in report.render_html(typed(doc))
+
+
+def test_a_strategy_keeps_its_colour_across_the_report():
+    import re
+
+    from chunkeval.report import View
+    from chunkeval.report.svg import plot_budget_curves
+    doc = make_results(query_sets={"a": 100, "b": 100})
+    first = next(iter(doc["strategies"]))
+    doc["results"] = [r for r in doc["results"] if not (r["query_set"] == "b"
+                                                        and r["strategy"] == first)]
+    view = View(typed(doc))
+    legend = re.compile(r'stroke="(#[0-9A-Fa-f]{6})" stroke-width="3"/>\s*<text[^>]*>([^<]+)<')
+    colours = [dict((name, c) for c, name in legend.findall(plot_budget_curves(view, qs)))
+               for qs in ("a", "b")]
+    shared = set(colours[0]) & set(colours[1])
+    assert first in colours[0] and first not in colours[1] and len(shared) >= 3
+    assert all(colours[0][s] == colours[1][s] for s in shared)

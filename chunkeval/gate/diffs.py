@@ -22,9 +22,11 @@ def _span(span: str | None) -> tuple[str, int, int] | None:
 
 def per_query(result: Result, entry: BaselineEntry, query_set: QuerySet) -> list[dict]:
     """One row a query: text, gold document, coverage before and now, their change, and the
-    first retrieved chunk's span ("doc:start:end") before and now. Worst loss first."""
+    span ("doc:start:end") of the chunk that held the most gold before and now (for a
+    baseline recorded before that was kept: the first retrieved chunk's before, and
+    `best_is_first`). Worst loss first."""
     old = entry.per_query
-    before_first = entry.first
+    before_best, kept = entry.best
     rows = []
     for i, (q, now) in enumerate(zip(query_set.queries, result.per_query)):
         before, after = float(old["coverage"][i]), float(now.coverage)
@@ -33,7 +35,8 @@ def per_query(result: Result, entry: BaselineEntry, query_set: QuerySet) -> list
                      "change": round(after - before, 4),
                      "budget_before": float(old["budget_coverage"][i]),
                      "budget_now": round(float(now.budget_coverage), 4),
-                     "first_before": before_first[i], "first_now": now.first})
+                     "best_before": before_best[i], "best_now": now.best_span,
+                     "first_now": now.first} | ({} if kept else {"best_is_first": True}))
     rows.sort(key=lambda row: (row["change"], row["budget_now"] - row["budget_before"]))
     return rows
 
@@ -44,20 +47,22 @@ def abbreviate(text: str, width: int = 48) -> str:
 
 
 def chunk_text(view: Corpus, span: str | None, width: int = 48) -> str:
-    """The abbreviated text of a chunk span in the query set's view ("-" when none)."""
+    """A chunk span in the query set's view: document, range and a short excerpt ("none"
+    when no chunk held gold)."""
     where = _span(span)
     if where is None:
-        return "-"
+        return "none of the top k held any of the gold"
     doc, start, end = where
     try:
         text = view[doc].text[start:end]
     except KeyError:
         return f"{span} (not in the corpus)"
-    return f"{doc}:{start}: {abbreviate(text, width)!r}"
+    return f"{doc} [{start}:{end}] {abbreviate(text, width)!r}"
 
 
 def describe(rows: list[dict], view: Corpus, n: int = SHOWN) -> str:
-    """The `n` queries that lost most, in points, for a failure message."""
+    """The `n` queries that lost most, in points, for a failure message: for each, the chunk
+    that held the most gold before and the one that holds the most now."""
     lost = [r for r in rows if r["change"] < 0][:n]
     if not lost:
         return "no single query lost coverage"
@@ -65,6 +70,9 @@ def describe(rows: list[dict], view: Corpus, n: int = SHOWN) -> str:
     for r in lost:
         lines.append(f"  {abbreviate(r['query'], 60)!r} (gold {r['doc']}): "
                      f"{r['before'] * 100:.1f} -> {r['now'] * 100:.1f} ({r['change'] * 100:+.1f})")
-        lines.append(f"      first chunk before: {chunk_text(view, r['first_before'])}")
-        lines.append(f"      first chunk now:    {chunk_text(view, r['first_now'])}")
+        before = "first chunk before" if r.get("best_is_first") else "most gold before"
+        lines.append(f"      {before}: {chunk_text(view, r['best_before'])}")
+        same = r["best_now"] is not None and r["best_now"] == r["best_before"]
+        lines.append(f"      most gold now:    {chunk_text(view, r['best_now'])}"
+                     + (" (the same chunk: the rest of the top k changed)" if same else ""))
     return "\n".join(lines)

@@ -66,6 +66,22 @@ class Tolerance:
 DEFAULT_TOLERANCE = Tolerance()
 
 
+def level(confidence: float) -> str:
+    """An interval's level as every output labels it: "99.6% CI"."""
+    return f"{confidence * 100:.1f}".removesuffix(".0") + "% CI"
+
+
+def family_note(confidences, alpha: float = DEFAULT_TOLERANCE.alpha) -> str:
+    """The one sentence saying why an interval is wider than 95% (empty when none is)."""
+    wide = sorted({c for c in confidences if c > NOISE_CONFIDENCE + 1e-9})
+    if not wide:
+        return ""
+    shown = " and ".join(level(c) for c in wide)
+    return (f"{shown}: family-wise intervals. A strategy's gated comparisons share one "
+            f"{alpha:.0%} chance of failing a harmless change (Bonferroni), so each "
+            "comparison's interval is wider than 95%.")
+
+
 @dataclass(frozen=True)
 class Verdict:
     metric: str
@@ -86,7 +102,7 @@ class Verdict:
                  f"; harmless variants {self.harmless[0] * 100:+.1f} to "
                  f"{self.harmless[1] * 100:+.1f}")
         return (f"{self.metric}: {self.value * 100:.1f}% vs baseline {self.baseline * 100:.1f}% "
-                f"(diff {self.diff * 100:+.1f} points, {self.confidence:.1%} CI "
+                f"(diff {self.diff * 100:+.1f} points, {level(self.confidence)} "
                 f"{self.low * 100:+.1f} to {self.high * 100:+.1f}{floor}) -> {self.status}")
 
     def to_json(self) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..gate.verdict import family_note, level
+from ..results import METRICS
 from .html import CSS
 from .svg import escape
 
@@ -12,6 +14,9 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
     parts = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">',
              f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
              f"<h1>{escape(title)}</h1>"]
+    note = family_note(v.get("confidence", 0.95) for r in rows for v in r.get("verdicts", []))
+    if note:
+        parts.append(f"<p>{escape(note)}</p>")
     for r in sorted(rows, key=lambda r: (r["query_set"], r["strategy"], r["retriever"] or "")):
         if "verdicts" not in r:
             continue
@@ -19,11 +24,12 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
         parts.append(f"<h2>{escape(r['strategy'])} · {escape(r['retriever'])} · {escape(r['query_set'])}"
                      f" — {worst}</h2>")
         parts.append("<table><tr><th>metric</th><th>baseline</th><th>now</th><th>diff</th>"
-                     "<th>interval</th><th>gated</th><th>verdict</th></tr>")
+                     "<th>interval (its level)</th><th>gated</th><th>verdict</th></tr>")
         for v in r["verdicts"]:
             parts.append(f"<tr><td>{escape(v['metric'])}</td><td>{v['baseline'] * 100:.1f}</td>"
                          f"<td>{v['value'] * 100:.1f}</td><td>{v['diff'] * 100:+.1f}</td>"
-                         f"<td>[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}]</td>"
+                         f"<td>[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}] "
+                         f"({level(v.get('confidence', 0.95))})</td>"
                          f"<td>{'yes' if v.get('gated', True) else 'no'}</td>"
                          f"<td>{escape(v['status'])}</td></tr>")
         parts.append("</table>")
@@ -31,14 +37,88 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
         if queries:
             parts.append(f"<details><summary>{len(queries)} queries, worst loss first"
                          "</summary><table><tr><th>query</th><th>gold</th><th>before</th>"
-                         "<th>now</th><th>change</th><th>first chunk before</th>"
-                         "<th>first chunk now</th></tr>")
+                         "<th>now</th><th>change</th><th>most gold before</th>"
+                         "<th>most gold now</th></tr>")
             for q in queries:
                 parts.append(f"<tr><td>{escape(q['query'])}</td><td>{escape(q['doc'])}</td>"
                              f"<td>{q['before'] * 100:.1f}</td><td>{q['now'] * 100:.1f}</td>"
-                             f"<td>{q['change'] * 100:+.1f}</td><td>{escape(q['first_before'] or '-')}"
-                             f"</td><td>{escape(q['first_now'] or '-')}</td></tr>")
+                             f"<td>{q['change'] * 100:+.1f}</td><td>{escape(q['best_before'] or '-')}"
+                             f"</td><td>{escape(q['best_now'] or '-')}</td></tr>")
             parts.append("</table></details>")
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 
+
+
+# A CI comment or job summary is read on one screen: the rest goes behind a <details>.
+MARKDOWN_ROWS = 12
+MARKDOWN_QUERIES = 5
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
+    """The pytest run's verdict as Markdown for a pull-request comment or a CI job summary:
+    one row per gated comparison, regressions first; then the queries that lost most in each
+    regressed case; then the sets not gated and why."""
+    cases = [r for r in rows if "verdicts" in r]
+    lines = []
+    table = []
+    for r in cases:
+        for v in r["verdicts"]:
+            if not v.get("gated", True):
+                continue
+            table.append((v["status"] != "regressed", r, v))
+    order = {m.name: i for i, m in enumerate(METRICS)}
+    table.sort(key=lambda t: (t[0], t[1]["query_set"], t[1]["strategy"], t[1]["retriever"],
+                              order.get(t[2]["metric"], len(order))))
+    regressed = sorted({(r["strategy"], r["retriever"], r["query_set"])
+                        for ok, r, _ in table if not ok})
+    corpora = sorted({f"{r['corpus']['name']} ({r['corpus']['fingerprint']})" for r in rows
+                      if "corpus" in r})
+    title = (f"{len(regressed)} of {len(cases)} cases regressed" if regressed
+             else f"all {len(cases)} gated cases pass")
+    lines += [f"## chunkeval: {title}", ""]
+    if corpora:
+        lines += [f"Corpus {', '.join(corpora)}.", ""]
+    head = ["| verdict | strategy | retriever | query set | metric | baseline | now | diff | "
+            "interval |", "|---|---|---|---|---|---:|---:|---:|---|"]
+
+    def row(r, v) -> str:
+        status = f"**{v['status']}**" if v["status"] != "ok" else "ok"
+        return (f"| {status} | {_cell(r['strategy'])} | {_cell(r['retriever'])} | "
+                f"{_cell(r['query_set'])} | {v['metric']} | {v['baseline'] * 100:.1f} | "
+                f"{v['value'] * 100:.1f} | {v['diff'] * 100:+.1f} | "
+                f"[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}] "
+                f"{level(v.get('confidence', 0.95))} |")
+
+    if table:
+        shown = [row(r, v) for _, r, v in table]
+        lines += head + shown[:MARKDOWN_ROWS]
+        if len(shown) > MARKDOWN_ROWS:
+            lines += ["", f"<details><summary>{len(shown) - MARKDOWN_ROWS} more comparisons"
+                          "</summary>", ""] + head + shown[MARKDOWN_ROWS:] + ["", "</details>"]
+        lines.append("")
+        note = family_note((v.get("confidence", 0.95) for _, _, v in table), alpha)
+        if note:
+            lines += [note, ""]
+    for r in cases:
+        if (r["strategy"], r["retriever"], r["query_set"]) not in regressed:
+            continue
+        lost = [q for q in r.get("per_query") or [] if q["change"] < 0][:MARKDOWN_QUERIES]
+        if not lost:
+            continue
+        lines += [f"### Queries that lost most: {_cell(r['strategy'])} · "
+                  f"{_cell(r['retriever'])} · {_cell(r['query_set'])}", "",
+                  "| query | gold | before | now | most gold before | most gold now |",
+                  "|---|---|---:|---:|---|---|"]
+        lines += [f"| {_cell(q['query'])} | {_cell(q['doc'])} | {q['before'] * 100:.1f} | "
+                  f"{q['now'] * 100:.1f} | {_cell(q.get('best_before') or '-')} | "
+                  f"{_cell(q.get('best_now') or '-')} |" for q in lost]
+        lines.append("")
+    reasons = list(dict.fromkeys(r["not_gated"] for r in rows if "not_gated" in r))
+    if reasons:
+        lines += ["### Not gated", ""] + [f"- {_cell(x)}" for x in reasons] + [""]
+    return "\n".join(lines).rstrip() + "\n"

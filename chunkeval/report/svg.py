@@ -8,15 +8,12 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..results import Result
-from .view import View, chars
+from .view import PALETTE, View, chars
 
 # Budget-curve lines: the seed's contrasts first, then the best of the rest.
 CURVE_PICKS = ("fixed-200", "fixed-1600", "recursive-400-ov40", "structure-400+prefix",
                "heading-h2", "parent-child-r200-s800")
 CURVE_LINES = 6
-# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
-           "#999999")
 FONT = ('system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK JP", '
         '"Yu Gothic", sans-serif')
 
@@ -264,16 +261,18 @@ def plot_budget_curves(doc: View, qs: str) -> str:
         for j, s in enumerate(chosen):
             curve = _curve(doc.row(qs, s, ret))
             pts = [(f.x(b), f.y(curve[b])) for b in budgets if curve.get(b) is not None]
-            colour = PALETTE[j % len(PALETTE)]
+            colour = doc.colour(s)
             if len(pts) > 1:
                 svg.polyline(pts, stroke=colour)
             for x, y in pts:
                 svg.circle(x, y, 3, fill=colour)
+    # one legend for the figure, under all its panels, labelled as such
     ly = top + 330
+    svg.text(20, ly, "strategies (every panel):", size=12, weight="bold")
     for j, s in enumerate(chosen):
-        x = 90 + (j % 3) * 330
+        x = 200 + (j % 3) * 290
         y = ly + (j // 3) * 20
-        svg.line(x, y - 4, x + 24, y - 4, stroke=PALETTE[j % len(PALETTE)], width=3)
+        svg.line(x, y - 4, x + 24, y - 4, stroke=doc.colour(s), width=3)
         svg.text(x + 30, y, s, size=12)
     return svg.markup()
 

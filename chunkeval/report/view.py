@@ -13,6 +13,9 @@ from ..strategies.defaults import REFERENCE
 from .findings import Finding, findings, paired_difference
 
 RETRIEVER_ORDER = ("bm25", "lsa", "hybrid", "use", "hybrid-use")
+# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+           "#999999")
 
 
 class View:
@@ -41,6 +44,13 @@ class View:
         # the sets that gate first, the largest first: a 4-query set is not the headline
         self.query_sets = sorted(present, key=lambda q: (not self.power[q].gates,
                                                          -(self.queries(q) or 0)))
+
+    def colour(self, strategy: str) -> str:
+        """One colour per strategy across the whole report, given in order of first use."""
+        colours = self.memo.setdefault("colours", {})
+        if strategy not in colours:
+            colours[strategy] = PALETTE[len(colours) % len(PALETTE)]
+        return colours[strategy]
 
     def check_query_set(self, query_set: str | None) -> list[str]:
         if query_set is None:
