@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 from .. import outside
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
+from .chonkie_specs import chonkie_splitter, is_spec
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,10 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
     its family from `f.family` (default "external"), its slice promise from `f.slices`
     (default True) and its structure promise from `f.keeps_structure` (default: whether the
     family is "structure" or "prefix"). Re-loading the same spec is harmless.
+
+    "chonkie:Class(key=value, ...)" names one of chonkie's chunkers instead (chonkie_specs).
     """
-    obj: Any = outside.load(spec, "splitter", root)
+    obj: Any = chonkie_splitter(spec) if is_spec(spec) else outside.load(spec, "splitter", root)
     attr = spec.partition(":")[2]
     if isinstance(obj, Strategy):
         found = [obj]
