@@ -8,7 +8,7 @@ package registers the built-in matrix (defaults.py) first; outside splitters com
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from .. import outside
 from ..errors import ConfigError, UnknownName
@@ -46,6 +46,14 @@ class Strategy:
     def describe(self) -> dict:
         return {"name": self.name, "family": self.family, "params": dict(self.params),
                 "slices": self.slices, "keeps_structure": self.keeps_structure}
+
+
+class Unit(NamedTuple):
+    """What a size counts when it is not characters: the configured `length` (its spec, as
+    params["unit"] records it, and the function)."""
+
+    spec: str
+    count: Callable[[str], int]
 
 
 _REGISTRY: dict[str, Strategy] = {}
