@@ -80,12 +80,13 @@ SETTINGS: tuple[Setting, ...] = (
             "answer|answers|spans); default: every builder that yields queries on the corpus",
             cli="--queries", commands=EVALUATING, metavar="NAME|FILE"),
     Setting("strategies", "list", [],
-            "strategies to evaluate and gate: built-in names and MODULE:ATTR splitters, "
-            "comma-separated; default: every strategy on the built-in corpus, and on your "
+            "strategies to evaluate and gate: built-in names, MODULE:ATTR splitters and "
+            "chonkie:Class(key=value, ...) specs, comma-separated; default: every strategy on the built-in corpus, and on your "
             "corpus the splitters plus the reference strategies", cli="--strategies",
             commands=("run",), metavar="NAMES"),
     Setting("splitters", "list", [],
-            "outside splitters to register, as MODULE:ATTR (imported from the project root); "
+            "outside splitters to register, as MODULE:ATTR (imported from the project root) "
+            "or chonkie:Class(key=value, ...); "
             "joined from every place they are given", cli="--splitter", adds=True,
             commands=(*EVALUATING, "strategies"), metavar="MODULE:ATTR"),
     Setting("reference", "list", list(REFERENCE),
@@ -287,7 +288,7 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         items = [raw] if isinstance(raw, str) else raw
         if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
             fail("a list of names")
-        items = [p.strip() for i in items for p in i.split(",") if p.strip()]
+        items = [p.strip() for i in items for p in split_list(i) if p.strip()]
         if kind == "paths":
             items = [_path(i, base) for i in items]
         return tuple(dict.fromkeys(items))
@@ -321,6 +322,32 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
     if not isinstance(raw, str) or not raw.strip():
         fail("a name or a path")
     return _path(raw, base) if kind == "path" else raw
+
+
+def split_list(text: str) -> list[str]:
+    """`text` cut at its commas, except those inside brackets (and the quotes within them):
+    a spec such as chonkie:TokenChunker(chunk_size=400, chunk_overlap=40) stays one item.
+    Unbalanced brackets cut at every comma, as plain names and paths always were."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif depth and ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return text.split(",")
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if depth or quote:
+        return text.split(",")
+    items.append(text[start:])
+    return items
 
 
 def _path(value: str, base: Path | None) -> str:

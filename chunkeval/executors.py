@@ -193,9 +193,14 @@ class _Worker:
 def load_again(modules: tuple[tuple[str, str, str], ...]) -> None:
     """Import and register the project's modules in a process of their own."""
     loaders = {"splitter": strategies.load_splitter, "retriever": retrieval.load_retriever,
-               "length": metrics.length_function}
+               "length": _length}
     for what, spec, root in modules:
         loaders[what](spec, root)
+
+
+def _length(spec: str, root: str) -> None:
+    length = metrics.length_function(spec, root)
+    strategies.size_by(spec, lambda: length)  # the strategies sized by it (fixed-400t)
 
 
 def make(name: str, *, jobs: int, address: str | None = None, modules=()) -> Executor:

@@ -13,6 +13,8 @@ Which properties apply depends on the strategy's family and params:
 - size: len(text) <= params["size"], unless the chunk is one indivisible unit: a single
   table row (with its repeated header rows) or a single pre line.
 - overlap: 0 <= max(0, prev.end - next.start) <= params["overlap"] (default 0).
+  Both in chars, or for a strategy sized in the units of a length function (params["unit"],
+  its MODULE:ATTR) in those: the count of the text, and of the text the two chunks share.
 - table_rows: no chunk boundary falls strictly inside a table row.
 - headings: no chunk holds a heading of level <= params["cut"] after its own start.
 - header_repeated: a piece of a split table that starts after the header rows begins
@@ -29,6 +31,7 @@ import numbers
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+from .metrics import length_function
 from .model import Chunk, Document
 from .strategies.registry import Strategy
 from .strategies.structure import heading_path, table_header
@@ -232,20 +235,31 @@ def _indivisible(doc: Document, c: Chunk) -> str | None:
     return None
 
 
+def _unit(strategy) -> tuple:
+    """(the strategy's length function, what it counts) for its size and overlap."""
+    unit = strategy.params.get("unit")
+    return (len, "chars") if unit is None else (length_function(unit), f"units of {unit}")
+
+
 def _size(strategy, doc, chunks) -> list[str]:
     limit = strategy.params["size"]
-    return [f"#{i} {_show(c)} has {len(c.text)} chars > {limit}"
-            for i, c in enumerate(chunks)
-            if len(c.text) > limit and _indivisible(doc, c) is None]
+    length, what = _unit(strategy)
+    sizes = [length(c.text) for c in chunks]
+    return [f"#{i} {_show(c)} has {n} {what} > {limit}"
+            for i, (c, n) in enumerate(zip(chunks, sizes))
+            if n > limit and _indivisible(doc, c) is None]
 
 
 def _overlap(strategy, doc, chunks) -> list[str]:
     limit = strategy.params.get("overlap", 0)
+    length, what = _unit(strategy)
     bad = []
     for i in range(1, len(chunks)):
         ov = max(0, chunks[i - 1].end - chunks[i].start)
+        if ov and length is not len:
+            ov = length(doc.text[chunks[i].start:chunks[i - 1].end])
         if ov > limit:
-            bad.append(f"#{i - 1}/#{i} overlap by {ov} chars > {limit}")
+            bad.append(f"#{i - 1}/#{i} overlap by {ov} {what} > {limit}")
     return bad
 
 

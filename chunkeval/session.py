@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from . import metrics, retrieval, strategies
@@ -56,6 +56,9 @@ class Session:
 
     def __init__(self, config: Config):
         self.config = config
+        # the strategies sized in its units (fixed-400t) are made with this session's length
+        strategies.size_by(config.length, partial(metrics.length_function, config.length,
+                                                  str(config.root)))
         self.splitters = self._register("splitters", "strategies", strategies.load_splitter)
         self.retrievers = self._register("outside_retrievers", "retrievers",
                                          retrieval.load_retriever)
@@ -126,13 +129,21 @@ class Session:
         cfg = self.config
         if cfg.strategies:
             chosen = [n for s in cfg.strategies for n in (self.splitters[s] if ":" in s else [s])]
+            self._resolve(chosen, "strategies")
             return known(dict.fromkeys(chosen), strategies.names(), cfg.where["strategies"],
                          "strategy")
         if cfg.builtin_corpus:
             return strategies.names()
         own = [n for spec in cfg.splitters for n in self.splitters[spec]]
+        self._resolve(cfg.reference, "reference")
         reference = known(cfg.reference, strategies.names(), cfg.where["reference"], "strategy")
         return list(dict.fromkeys([*own, *reference]))
+
+    def _resolve(self, names, key: str) -> None:
+        try:
+            strategies.resolve(names)
+        except ConfigError as e:
+            raise ConfigError(f"{self.config.where[key]}: {e}") from None
 
     def plan_for(self, names: list[str]) -> dict[str, list[str]]:
         """strategy -> the retrievers it is evaluated with: the listed ones; else every

@@ -14,10 +14,11 @@ than the first non-whitespace char after it (LangChain drops whitespace, never t
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable
 
 from ..model import Chunk, Document
 from .fixed import check_sizes
-from .registry import Strategy
+from .registry import Strategy, Unit
 
 # Separators by the document's script: CJK text has no spaces between words, so it breaks
 # at 。 and 、; space-delimited text at sentence ends, clause marks, then spaces.
@@ -32,15 +33,17 @@ def separators_for(text: str) -> list[str]:
     return CJK_SEPARATORS if is_cjk([text]) else SPACE_SEPARATORS
 
 Span = tuple[int, int]
+Length = Callable[[str], int]
 
 
 @lru_cache(maxsize=None)
-def splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = tuple(SEPARATORS)):
+def splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = tuple(SEPARATORS),
+             length: Length | None = None):
     from langchain_text_splitters import RecursiveCharacterTextSplitter  # imported on use
     # LangChain raises the clear ValueError itself when overlap > size.
     return RecursiveCharacterTextSplitter(separators=list(separators), keep_separator="end",
                                           chunk_size=size, chunk_overlap=overlap,
-                                          add_start_index=True)
+                                          add_start_index=True, length_function=length or len)
 
 
 def _pieces(text: str, span: Span, sep: str) -> list[Span]:
@@ -68,21 +71,31 @@ def _stripped(text: str, start: int, end: int) -> Span | None:
     return start + lead, start + lead + len(core)
 
 
-def _merge(text: str, pieces: list[Span], size: int, overlap: int) -> list[Span]:
+def _measure(text: str, span: Span, length: Length | None) -> int:
+    return span[1] - span[0] if length is None else length(text[span[0]:span[1]])
+
+
+def _merge(text: str, pieces: list[Span], size: int, overlap: int,
+           length: Length | None = None) -> list[Span]:
+    # LangChain counts the separator it joins with ("" for keep_separator="end") too
+    sep = 0 if length is None else length("")
     out: list[Span] = []
     current: list[Span] = []
+    sizes: list[int] = []
     total = 0
     for piece in pieces:
-        n = piece[1] - piece[0]
-        if total + n > size and current:
+        n = _measure(text, piece, length)
+        if total + n + (sep if current else 0) > size and current:
             joined = _stripped(text, current[0][0], current[-1][1])
             if joined:
                 out.append(joined)
-            while total > overlap or (total + n > size and total > 0):
-                total -= current[0][1] - current[0][0]
+            while total > overlap or (total + n + (sep if current else 0) > size and total > 0):
+                total -= sizes[0] + (sep if len(current) > 1 else 0)
                 current.pop(0)
+                sizes.pop(0)
         current.append(piece)
-        total += n
+        sizes.append(n)
+        total += n + (sep if len(current) > 1 else 0)
     if current:
         joined = _stripped(text, current[0][0], current[-1][1])
         if joined:
@@ -91,8 +104,10 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int) -> list[Span]
 
 
 def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = None,
-                  separators: list[str] = SEPARATORS) -> list[Span]:
-    """LangChain's recursive split of text[span] as spans into `text`."""
+                  separators: list[str] = SEPARATORS, length: Length | None = None
+                  ) -> list[Span]:
+    """LangChain's recursive split of text[span] as spans into `text`, sizes counted in
+    chars or by `length`."""
     span = span or (0, len(text))
     sep, rest = separators[-1], []
     for i, s in enumerate(separators):
@@ -105,18 +120,18 @@ def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = No
     out: list[Span] = []
     good: list[Span] = []
     for piece in _pieces(text, span, sep):
-        if piece[1] - piece[0] < size:
+        if _measure(text, piece, length) < size:
             good.append(piece)
             continue
         if good:
-            out += _merge(text, good, size, overlap)
+            out += _merge(text, good, size, overlap, length)
             good = []
         if rest:
-            out += tracked_spans(text, size, overlap, piece, rest)
+            out += tracked_spans(text, size, overlap, piece, rest, length)
         else:
             out.append(piece)  # LangChain keeps such a piece as it is, unstripped
     if good:
-        out += _merge(text, good, size, overlap)
+        out += _merge(text, good, size, overlap, length)
     return out
 
 
@@ -142,29 +157,37 @@ def place(text: str, pieces: list[str], overlap: int) -> list[Span]:
 
 
 def split_spans(text: str, size: int, overlap: int = 0,
-                separators: list[str] | None = None) -> list[Span]:
+                separators: list[str] | None = None, length: Length | None = None
+                ) -> list[Span]:
     """[start, end) spans of LangChain's recursive chunks of `text`, each an exact slice.
-    Separators: by default those of the text's script (`separators_for`)."""
+    Separators: by default those of the text's script (`separators_for`). Sizes are chars,
+    or what `length` counts (LangChain's length_function)."""
     seps = separators if separators is not None else separators_for(text)
-    pieces = splitter(size, overlap, tuple(seps)).split_text(text)
-    spans = tracked_spans(text, size, overlap, separators=seps)
+    pieces = splitter(size, overlap, tuple(seps), length).split_text(text)
+    spans = tracked_spans(text, size, overlap, separators=seps, length=length)
     if len(spans) == len(pieces) and all(text[s:e] == p for (s, e), p in zip(spans, pieces)):
         return spans
-    return place(text, pieces, overlap)
+    # an overlap of units may span any number of chars: only the previous start bounds it
+    return place(text, pieces, overlap if length is None else len(text))
 
 
-def recursive_chunks(doc: Document, size: int, overlap: int = 0) -> list[Chunk]:
+def recursive_chunks(doc: Document, size: int, overlap: int = 0,
+                     length: Length | None = None) -> list[Chunk]:
     try:
-        spans = split_spans(doc.text, size, overlap)
+        spans = split_spans(doc.text, size, overlap, length=length)
     except ValueError as e:
-        raise ValueError(f"{doc.id}: recursive-{size}: {e}") from None
+        raise ValueError(f"{doc.id}: recursive-{size}{'t' if length else ''}: {e}") from None
     return [Chunk(doc.id, s, e, doc.text[s:e]) for s, e in spans]
 
 
-def recursive(size: int, overlap: int = 0) -> Strategy:
+def recursive(size: int, overlap: int = 0, unit: Unit | None = None) -> Strategy:
+    """LangChain's recursive splitter in chars; with `unit`, in its units (recursive-400t)."""
     check_sizes(size, overlap)  # fail at definition time on bad settings, as LangChain would
-    name = f"recursive-{size}" + (f"-ov{overlap}" if overlap else "")
-    return Strategy(name, "recursive", lambda doc: recursive_chunks(doc, size, overlap),
+    t = "t" if unit else ""
+    name = f"recursive-{size}{t}" + (f"-ov{overlap}{t}" if overlap else "")
+    length = unit.count if unit else None
+    return Strategy(name, "recursive", lambda doc: recursive_chunks(doc, size, overlap, length),
                     {"size": size, "overlap": overlap,
                      "separators": {"cjk": CJK_SEPARATORS, "space-delimited": SPACE_SEPARATORS},
-                     "keep_separator": "end"}, slices=True)
+                     "keep_separator": "end"} | ({"unit": unit.spec} if unit else {}),
+                    slices=True)

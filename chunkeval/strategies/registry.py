@@ -8,11 +8,12 @@ package registers the built-in matrix (defaults.py) first; outside splitters com
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from .. import outside
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
+from .chonkie_specs import chonkie_splitter, is_spec
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,14 @@ class Strategy:
     def describe(self) -> dict:
         return {"name": self.name, "family": self.family, "params": dict(self.params),
                 "slices": self.slices, "keeps_structure": self.keeps_structure}
+
+
+class Unit(NamedTuple):
+    """What a size counts when it is not characters: the configured `length` (its spec, as
+    params["unit"] records it, and the function)."""
+
+    spec: str
+    count: Callable[[str], int]
 
 
 _REGISTRY: dict[str, Strategy] = {}
@@ -90,8 +99,10 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
     its family from `f.family` (default "external"), its slice promise from `f.slices`
     (default True) and its structure promise from `f.keeps_structure` (default: whether the
     family is "structure" or "prefix"). Re-loading the same spec is harmless.
+
+    "chonkie:Class(key=value, ...)" names one of chonkie's chunkers instead (chonkie_specs).
     """
-    obj: Any = outside.load(spec, "splitter", root)
+    obj: Any = chonkie_splitter(spec) if is_spec(spec) else outside.load(spec, "splitter", root)
     attr = spec.partition(":")[2]
     if isinstance(obj, Strategy):
         found = [obj]

@@ -13,16 +13,22 @@ Rules:
     family, no overlap).
 - A single table row (with its repeated header) or a single pre line longer than the
   size stays whole: these are the indivisible units that may exceed the size.
+
+Sizes are chars, or with a unit (structure-400t) what its length function counts of the
+text a chunk would hand, a repeated table header included.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Callable
 
 from ..model import Block, Chunk, Document
 from .headings import sections
 from .recursive import split_spans
-from .registry import Strategy
+from .registry import Strategy, Unit
+
+Length = Callable[[str], int]
 
 CUT_LEVEL = 3  # h2 and h3 (and h1) always start a new chunk
 PREFIX_SEP = " ＞ "
@@ -36,7 +42,12 @@ def table_header(doc: Document, block: Block) -> str:
     return doc.text[block.rows[0][0]:block.rows[h - 1][1]]
 
 
-def split_table(doc: Document, block: Block, size: int) -> list[Chunk]:
+def _measure(doc: Document, start: int, end: int, length: Length | None) -> int:
+    return end - start if length is None else length(doc.text[start:end])
+
+
+def split_table(doc: Document, block: Block, size: int,
+                length: Length | None = None) -> list[Chunk]:
     header = table_header(doc, block)
     body = list(block.rows[block.header_rows:]) if header else list(block.rows)
     chunks: list[Chunk] = []
@@ -46,11 +57,14 @@ def split_table(doc: Document, block: Block, size: int) -> list[Chunk]:
         start = block.start if first else body[i][0]
         extra = 0 if first or not header else len(header) + 1
 
-        def length(j: int) -> int:  # chars of the piece holding body rows i..j-1
-            return extra + body[j - 1][1] - start
+        def measure(j: int) -> int:  # the size of the piece holding body rows i..j-1
+            if length is None:
+                return extra + body[j - 1][1] - start
+            rows = doc.text[start:body[j - 1][1]]
+            return length(header + "\n" + rows if extra else rows)
 
         j = i + 1  # a piece holds at least one row, however long
-        while j < len(body) and length(j + 1) <= size:
+        while j < len(body) and measure(j + 1) <= size:
             j += 1
         end = body[j - 1][1]
         text = doc.text[start:end]
@@ -69,7 +83,8 @@ def line_spans(text: str, offset: int) -> list[tuple[int, int]]:
     return spans
 
 
-def split_pre(doc: Document, block: Block, size: int) -> list[Chunk]:
+def split_pre(doc: Document, block: Block, size: int,
+              length: Length | None = None) -> list[Chunk]:
     lines = line_spans(doc.block_text(block), block.start)
     chunks = []
     i = 0
@@ -79,7 +94,7 @@ def split_pre(doc: Document, block: Block, size: int) -> list[Chunk]:
             continue
         start = lines[i][0]
         j = i + 1
-        while j < len(lines) and lines[j][1] - start <= size:
+        while j < len(lines) and _measure(doc, start, lines[j][1], length) <= size:
             j += 1
         end = lines[j - 1][1]
         chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
@@ -87,17 +102,18 @@ def split_pre(doc: Document, block: Block, size: int) -> list[Chunk]:
     return chunks
 
 
-def split_block(doc: Document, block: Block, size: int) -> list[Chunk]:
+def split_block(doc: Document, block: Block, size: int,
+                length: Length | None = None) -> list[Chunk]:
     if block.kind == "table" and block.rows:
-        return split_table(doc, block, size)
+        return split_table(doc, block, size, length)
     if block.kind == "pre":
-        return split_pre(doc, block, size)
-    spans = split_spans(doc.block_text(block), size)
+        return split_pre(doc, block, size, length)
+    spans = split_spans(doc.block_text(block), size, length=length)
     return [Chunk(doc.id, block.start + s, block.start + e, doc.text[block.start + s:block.start + e])
             for s, e in spans]
 
 
-def structure_chunks(doc: Document, size: int) -> list[Chunk]:
+def structure_chunks(doc: Document, size: int, length: Length | None = None) -> list[Chunk]:
     chunks: list[Chunk] = []
     for section in sections(doc, CUT_LEVEL):
         packed: list[Block] = []
@@ -109,11 +125,11 @@ def structure_chunks(doc: Document, size: int) -> list[Chunk]:
                 packed.clear()
 
         for block in section:
-            if block.end - block.start > size:
+            if _measure(doc, block.start, block.end, length) > size:
                 flush()
-                chunks.extend(split_block(doc, block, size))
+                chunks.extend(split_block(doc, block, size, length))
             else:
-                if packed and block.end - packed[0].start > size:
+                if packed and _measure(doc, packed[0].start, block.end, length) > size:
                     flush()
                 packed.append(block)
         flush()
@@ -141,13 +157,18 @@ def with_prefix(doc: Document, chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
-def structure(size: int, prefix: bool = False) -> Strategy:
+def structure(size: int, prefix: bool = False, unit: Unit | None = None) -> Strategy:
+    """Structure-aware packing in chars; with `unit`, in its units (structure-400t)."""
     if size <= 0:
         raise ValueError(f"chunk_size must be > 0, got {size}")
+    name = f"structure-{size}" + ("t" if unit else "")
+    length = unit.count if unit else None
+    measured = {"unit": unit.spec} if unit else {}
     if prefix:
-        return Strategy(f"structure-{size}+prefix", "prefix",
-                        lambda doc: with_prefix(doc, structure_chunks(doc, size)),
-                        {"size": size, "cut": CUT_LEVEL, "prefix": True}, slices=False,
-                        keeps_structure=True)
-    return Strategy(f"structure-{size}", "structure", lambda doc: structure_chunks(doc, size),
-                    {"size": size, "cut": CUT_LEVEL}, slices=False, keeps_structure=True)
+        return Strategy(f"{name}+prefix", "prefix",
+                        lambda doc: with_prefix(doc, structure_chunks(doc, size, length)),
+                        {"size": size, "cut": CUT_LEVEL, "prefix": True} | measured,
+                        slices=False, keeps_structure=True)
+    return Strategy(name, "structure", lambda doc: structure_chunks(doc, size, length),
+                    {"size": size, "cut": CUT_LEVEL} | measured, slices=False,
+                    keeps_structure=True)
