@@ -83,13 +83,12 @@ def glob_escape(name: str) -> str:
 RESULTS_LIMIT_VAR = "CHUNKEVAL_RESULTS_MB"
 RESULTS_LIMIT_MB = 1024
 RESULT_FORMAT = 1  # raise when the stored entry's layout changes: old files then miss
+CHUNKS_LIMIT_VAR = "CHUNKEVAL_CHUNKS_MB"
+CHUNKS_LIMIT_MB = 512
+CHUNKS_FORMAT = 1
 # After an eviction the cache holds at most this share of its limit, so that the next few
 # writes do not each scan the whole cache again.
 PRUNE_TO = 0.9
-
-
-def results_root() -> Path:
-    return cache_root() / "results"
 
 
 def limit_from_env(var: str, default_mb: float) -> int:
@@ -101,60 +100,97 @@ def limit_from_env(var: str, default_mb: float) -> int:
         raise ConfigError(f"${var}={raw!r}: expected a size in MB") from None
 
 
-def results_limit_bytes() -> int:
-    return limit_from_env(RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
+class Store:
+    """Entries kept by key as gzip'd JSON under cache_root()/`name`, bounded by $`limit_var`
+    MB (least recently used dropped first); written atomically, so concurrent runs each
+    write whole files and a reader sees one whole entry or none."""
+
+    def __init__(self, name: str, field: str, fmt: int, limit_var: str, limit_mb: float):
+        self.name, self.field, self.format = name, field, fmt
+        self.limit_var, self.limit_mb = limit_var, limit_mb
+        self._written: dict[str, int] = {}  # bytes this process believes the store holds
+
+    def root(self) -> Path:
+        return cache_root() / self.name
+
+    def limit_bytes(self) -> int:
+        return limit_from_env(self.limit_var, self.limit_mb)
+
+    def path(self, key: str) -> Path:
+        return self.root() / key[:2] / f"{key}.json.gz"
+
+    def load(self, key: str) -> dict | None:
+        """The entry stored under `key`, or None: absent, unreadable or not for this key. A
+        hit marks the file as just used (its mtime), which keeps it from eviction longest."""
+        path = self.path(key)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+            stored = json.loads(gzip.decompress(raw).decode("utf-8"))
+        except (OSError, EOFError, ValueError, zlib.error):  # gone, cut short, not gzip/JSON
+            return None
+        if (not isinstance(stored, dict) or stored.get("format") != self.format
+                or stored.get("key") != key or not isinstance(stored.get(self.field), dict)):
+            return None
+        try:
+            os.utime(path)
+        except OSError:
+            pass  # evicted meanwhile, or a read-only cache: the entry is still good
+        return stored[self.field]
+
+    def store(self, key: str, entry: dict) -> None:
+        """Store an entry (never failing the caller: a cache that cannot be written only
+        costs time). gzip without a timestamp, so one entry gives the same bytes anywhere."""
+        data = json.dumps({"format": self.format, "key": key, self.field: entry},
+                          ensure_ascii=False).encode("utf-8")
+        # Level 1: the entries are a little larger, and far cheaper to write
+        # (bench/results/result-cache.md).
+        raw = gzip.compress(data, compresslevel=1, mtime=0)
+        try:
+            atomic_write(self.path(key), raw)
+        except OSError:
+            return
+        # Each process scans the store once, then counts what it adds, and prunes when its
+        # count passes the limit: a scan per write would cost more than what it saves.
+        root = str(self.root())
+        if root not in self._written:
+            self._written[root] = self.usage()[1]
+        else:
+            self._written[root] += len(raw)
+        limit = self.limit_bytes()
+        if self._written[root] > limit:
+            self.prune(int(limit * PRUNE_TO))
+            self._written[root] = self.usage()[1]
+
+    def entries(self) -> list[tuple[float, Path, int]]:
+        return files_by_age(self.root(), "*/*.json.gz")
+
+    def usage(self) -> tuple[int, int]:
+        """(entries, bytes)."""
+        entries = self.entries()
+        return len(entries), sum(size for _, _, size in entries)
+
+    def prune(self, limit: int) -> int:
+        """Delete the least recently used entries until at most `limit` bytes are kept."""
+        return prune_oldest(self.entries(), limit)
+
+    def clear(self) -> tuple[int, int]:
+        """Delete the whole store: (bytes freed, bytes that could not be removed)."""
+        _, size = self.usage()
+        shutil.rmtree(self.root(), ignore_errors=True)
+        self._written.pop(str(self.root()), None)
+        left = self.usage()[1]
+        return size - left, left
 
 
-def result_path(key: str) -> Path:
-    return results_root() / key[:2] / f"{key}.json.gz"
+RESULTS = Store("results", "result", RESULT_FORMAT, RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
+# A strategy's chunks of one corpus view, by the strategy's code identity (evaluate.py)
+CHUNKS = Store("chunks", "chunks", CHUNKS_FORMAT, CHUNKS_LIMIT_VAR, CHUNKS_LIMIT_MB)
 
-
-def load_result(key: str) -> dict | None:
-    """The stored result entry under `key`, or None: absent, unreadable or not for this key.
-    A hit marks the file as just used (its mtime), which keeps it from eviction longest."""
-    path = result_path(key)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        stored = json.loads(gzip.decompress(raw).decode("utf-8"))
-    except (OSError, EOFError, ValueError, zlib.error):  # gone, cut short, not gzip or JSON
-        return None
-    if (not isinstance(stored, dict) or stored.get("format") != RESULT_FORMAT
-            or stored.get("key") != key or not isinstance(stored.get("result"), dict)):
-        return None
-    try:
-        os.utime(path)
-    except OSError:
-        pass  # evicted meanwhile, or a read-only cache: the entry is still good
-    return stored["result"]
-
-
-_written: dict[str, int] = {}  # bytes this process believes the result cache holds
-
-
-def store_result(key: str, result: dict) -> None:
-    """Store a result entry (never failing the evaluation: a cache that cannot be written
-    only costs time). gzip without a timestamp, so one entry gives the same bytes anywhere."""
-    data = json.dumps({"format": RESULT_FORMAT, "key": key, "result": result},
-                      ensure_ascii=False).encode("utf-8")
-    # Level 1: the entries are a little larger, and far cheaper to write
-    # (bench/results/result-cache.md).
-    raw = gzip.compress(data, compresslevel=1, mtime=0)
-    try:
-        atomic_write(result_path(key), raw)
-    except OSError:
-        return
-    # Each process scans the cache once, then counts what it adds, and prunes when its count
-    # passes the limit: a scan per write would cost more than the evaluation it saves.
-    root = str(results_root())
-    if root not in _written:
-        _written[root] = results_usage()[1]
-    else:
-        _written[root] += len(raw)
-    limit = results_limit_bytes()
-    if _written[root] > limit:
-        prune_results(int(limit * PRUNE_TO))
-        _written[root] = results_usage()[1]
+# The result cache as the rest of chunkeval and its tests name it.
+results_root, results_limit_bytes, result_path = RESULTS.root, RESULTS.limit_bytes, RESULTS.path
+load_result, store_result, results_usage = RESULTS.load, RESULTS.store, RESULTS.usage
+prune_results, clear_results = RESULTS.prune, RESULTS.clear
 
 
 def files_by_age(root: Path, pattern: str) -> list[tuple[float, Path, int]]:
@@ -186,25 +222,3 @@ def prune_oldest(entries: list[tuple[float, Path, int]], limit: int) -> int:
     return removed
 
 
-def _entries() -> list[tuple[float, Path, int]]:
-    return files_by_age(results_root(), "*/*.json.gz")
-
-
-def results_usage() -> tuple[int, int]:
-    """(entries, bytes) in the result cache."""
-    entries = _entries()
-    return len(entries), sum(size for _, _, size in entries)
-
-
-def prune_results(limit: int) -> int:
-    """Delete the least recently used results until the cache holds at most `limit` bytes."""
-    return prune_oldest(_entries(), limit)
-
-
-def clear_results() -> tuple[int, int]:
-    """Delete the whole result cache: (bytes freed, bytes that could not be removed)."""
-    _, size = results_usage()
-    shutil.rmtree(results_root(), ignore_errors=True)
-    _written.pop(str(results_root()), None)
-    left = results_usage()[1]
-    return size - left, left

@@ -521,7 +521,8 @@ def _cache(args) -> int:
     if args.cache_command == "clear":
         status = 0
         for what, where, clear in (("embedding cache", embedding.root(), embedding.clear),
-                                   ("result cache", cache.results_root(), cache.clear_results)):
+                                   ("result cache", cache.results_root(), cache.clear_results),
+                                   ("chunk cache", cache.CHUNKS.root(), cache.CHUNKS.clear)):
             freed, left = clear()
             print(f"cleared the {what} {where} ({freed / 2**20:.1f} MB)")
             if left:
@@ -541,6 +542,10 @@ def _cache(args) -> int:
     entries, size = cache.results_usage()
     print(f"result cache {cache.results_root()}: {entries} results, {size / 2**20:.1f} MB "
           f"(limit {cache.results_limit_bytes() / 2**20:.0f} MB, ${cache.RESULTS_LIMIT_VAR})")
+    entries, size = cache.CHUNKS.usage()
+    print(f"chunk cache {cache.CHUNKS.root()}: {entries} strategy x view outputs, "
+          f"{size / 2**20:.1f} MB (limit {cache.CHUNKS.limit_bytes() / 2**20:.0f} MB, "
+          f"${cache.CHUNKS_LIMIT_VAR})")
     entries, size = generate.usage()
     print(f"question cache {generate.root()}: {entries} generator answers, "
           f"{size / 2**20:.1f} MB (limit {generate.limit_bytes() / 2**20:.0f} MB, "

@@ -148,8 +148,9 @@ SETTINGS: tuple[Setting, ...] = (
             "appended there too)"),
     Setting("result_cache", "bool", True,
             "reuse results of earlier runs whose chunks, retriever, query set and settings are "
-            "the same (kept in the cache, least recently used dropped past "
-            "$CHUNKEVAL_RESULTS_MB, default 1024); false: evaluate everything, store nothing",
+            "the same, and chunks of unchanged strategies (kept in the cache, least recently "
+            "used dropped past $CHUNKEVAL_RESULTS_MB, default 1024, and $CHUNKEVAL_CHUNKS_MB, "
+            "default 512); false: chunk and evaluate everything, store nothing",
             cli="--no-result-cache", commands=("run", "compare", "calibrate")),
     Setting("shard", "str", None,
             "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "

@@ -22,6 +22,7 @@ entries in its top-level `result_cache`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -40,8 +41,8 @@ from .errors import ChunkevalError, ConfigError, ContractError, InputError, Stra
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
-from .results import (ChunkStats, CorpusSummary, CutRate, Failure, QuerySetSummary, Result,
-                      Results, Seconds, Settings)
+from .results import (Check, ChunkStats, CorpusSummary, CutRate, Failure, QuerySetSummary,
+                      Result, Results, Seconds, Settings)
 from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
@@ -70,6 +71,23 @@ class Chunked:
     rewritten: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ChunkSummary:
+    """What a result needs of a strategy's chunks when they need not be read: their
+    statistics (and hash), cut rate, chunking seconds, and the digest of the parent map."""
+
+    stats: ChunkStats
+    cut: CutRate
+    seconds: float
+    parents: str | None
+
+    @classmethod
+    def of(cls, chunked: Chunked) -> ChunkSummary:
+        parents = (None if chunked.parent_of is None
+                   else hashlib.sha256(chunked.parent_of.astype("<i8").tobytes()).hexdigest())
+        return cls(chunked.stats, chunked.cut, chunked.seconds, parents)
+
+
 class Evaluation:
     def __init__(self, corpus: Corpus, settings: Settings | None = None,
                  query_specs: Sequence[str | QuerySet] | None = None,
@@ -86,6 +104,7 @@ class Evaluation:
             qs.name: qs for qs in specs if isinstance(qs, QuerySet)}
         self.query_specs = [qs.name if isinstance(qs, QuerySet) else qs for qs in specs]
         self._chunked: dict[tuple[str, str], Chunked] = {}
+        self._summaries: dict[tuple[str, str], ChunkSummary] = {}  # read from the chunk cache
         self._indexes: dict[tuple[str, str, str], tuple[object, float]] = {}
         self._results: dict[tuple[str, str, str], Result] = {}
         self._failed: dict[tuple[str, str], StrategyFailed] = {}  # failed chunkings
@@ -127,49 +146,95 @@ class Evaluation:
         if key in self._failed:
             raise self._failed[key]
         if key not in self._chunked:
-            strategy = strategies.get(strategy_name)
-            view = self.query_set(spec).view
-            t0 = time.perf_counter()
-            searched: list[Chunk] = []
-            for doc in view.documents:
-                try:
-                    out = strategy.split(doc)
-                    chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) \
-                        else out
-                except Exception as e:  # the splitter's own failure, said as one line
-                    self._failed[key] = StrategyFailed(
-                        strategy_name, f"split() raised {_said(e)}", document=doc.id,
-                        detail=own_frames(e))
-                    raise self._failed[key] from e
-                problem = None
-                if not isinstance(chunks, list) or not all(isinstance(c, Chunk) for c in chunks):
-                    problem = f"split() returned {_kind(chunks)}, not a list of Chunk"
-                elif strategy.checked and (
-                        broken := invariants.contract(strategy, doc, chunks)) is not None:
-                    problem = f"its chunks break {broken[0]!r}: {broken[1]}"
-                if problem:
-                    self._failed[key] = StrategyFailed(strategy_name, problem, document=doc.id)
-                    raise self._failed[key]
-                searched.extend(chunks)
-            seconds = time.perf_counter() - t0
-            handed, parent_of = _handed(searched)
-            rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
-                         if view[c.doc_id].text[c.start:c.end] != c.text}
-            try:  # the first use of an outside length measure
-                stats = metrics.chunk_stats(searched, metrics.length_function(self.settings.length),
-                                            hash=chunks_hash(searched, handed))
-            except ConfigError:
-                raise
-            except Exception as e:
+            stored_key = self.chunk_key(strategy_name, spec)
+            entry = cache.CHUNKS.load(stored_key) if stored_key else None
+            loaded = _chunked_from(entry, self.query_set(spec).view) if entry else None
+            if loaded is None:
+                loaded = self._chunk(strategy_name, spec)
+                if stored_key:
+                    cache.CHUNKS.store(stored_key,
+                                       _chunked_entry(loaded, self.query_set(spec).view))
+            self._chunked[key] = loaded
+        return self._chunked[key]
+
+    def chunk_summary(self, strategy_name: str, spec: str) -> ChunkSummary:
+        """The strategy's chunk statistics on the query set's view: from its chunks when they
+        are in memory, else from the chunk cache without building them (what a result read
+        from the result cache needs), else by chunking."""
+        key = (strategy_name, spec)
+        if key in self._chunked or key in self._failed:
+            return ChunkSummary.of(self.chunked(strategy_name, spec))
+        if key not in self._summaries:
+            stored_key = self.chunk_key(strategy_name, spec)
+            entry = cache.CHUNKS.load(stored_key) if stored_key else None
+            summary = _summary_from(entry) if entry else None
+            if summary is None:
+                return ChunkSummary.of(self.chunked(strategy_name, spec))
+            self._summaries[key] = summary
+        return self._summaries[key]
+
+    def chunk_key(self, strategy_name: str, spec: str) -> str | None:
+        """The chunk cache's key: what the strategy's chunks of this view are a function of;
+        None for a strategy whose code cannot be known (registered in code) or that is a
+        throwaway (calibration's variants)."""
+        strategy = strategies.get(strategy_name)
+        if not self.result_cache or not strategy.identity or not strategy.checked:
+            return None  # without the result cache, everything is made afresh
+        s = self.settings
+        length = None
+        if s.length != metrics.LENGTH:  # a token count may size the chunks
+            metrics.length_function(s.length)
+            length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
+        return _digest({
+            "format": cache.CHUNKS_FORMAT, "chunkeval": __version__,
+            "code": _code_digest(CHUNK_MODULES), "identity": strategy.identity,
+            "strategy": strategy.describe(), "libraries": _splitter_versions(),
+            "view": self.query_set(spec).view.fingerprint, "length": [s.length, length]})
+
+    def _chunk(self, strategy_name: str, spec: str) -> Chunked:
+        """Split every document of the view, checking each against the contract."""
+        key = (strategy_name, spec)
+        strategy = strategies.get(strategy_name)
+        view = self.query_set(spec).view
+        t0 = time.perf_counter()
+        searched: list[Chunk] = []
+        for doc in view.documents:
+            try:
+                out = strategy.split(doc)
+                chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) \
+                    else out
+            except Exception as e:  # the splitter's own failure, said as one line
                 self._failed[key] = StrategyFailed(
-                    strategy_name, f"the length measure {self.settings.length!r}: "
-                                   f"{e if isinstance(e, ChunkevalError) else _said(e)}",
+                    strategy_name, f"split() raised {_said(e)}", document=doc.id,
                     detail=own_frames(e))
                 raise self._failed[key] from e
-            self._chunked[key] = Chunked(
-                searched, handed, parent_of, seconds, stats=stats,
-                cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
-        return self._chunked[key]
+            problem = None
+            if not isinstance(chunks, list) or not all(isinstance(c, Chunk) for c in chunks):
+                problem = f"split() returned {_kind(chunks)}, not a list of Chunk"
+            elif strategy.checked and (
+                    broken := invariants.contract(strategy, doc, chunks)) is not None:
+                problem = f"its chunks break {broken[0]!r}: {broken[1]}"
+            if problem:
+                self._failed[key] = StrategyFailed(strategy_name, problem, document=doc.id)
+                raise self._failed[key]
+            searched.extend(chunks)
+        seconds = time.perf_counter() - t0
+        handed, parent_of = _handed(searched)
+        rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
+                     if view[c.doc_id].text[c.start:c.end] != c.text}
+        try:  # the first use of an outside length measure
+            stats = metrics.chunk_stats(searched, metrics.length_function(self.settings.length),
+                                        hash=chunks_hash(searched, handed))
+        except ConfigError:
+            raise
+        except Exception as e:
+            self._failed[key] = StrategyFailed(
+                strategy_name, f"the length measure {self.settings.length!r}: "
+                               f"{e if isinstance(e, ChunkevalError) else _said(e)}",
+                detail=own_frames(e))
+            raise self._failed[key] from e
+        return Chunked(searched, handed, parent_of, seconds, stats=stats,
+                       cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
 
     def index(self, strategy_name: str, retriever: str, spec: str):
         key = (strategy_name, retriever, spec)
@@ -214,13 +279,17 @@ class Evaluation:
         if key not in self._results:
             s = self.settings
             qs = self.query_set(spec)
-            chunked = self.chunked(strategy_name, spec)
             r = retrieval.get(retriever)
-            stored_key = self.result_key(chunked, retriever, qs) if self.result_cache else None
-            stored = _stored(stored_key, retriever, qs.name) if stored_key else None
-            if stored is not None:
-                self._results[key] = _reused(stored, strategy_name, chunked)
-                return self._results[key]
+            if self.result_cache:
+                summary = self.chunk_summary(strategy_name, spec)
+                stored_key = self.result_key(summary, retriever, qs)
+                stored = _stored(stored_key, retriever, qs.name)
+                if stored is not None:
+                    self._results[key] = _reused(stored, strategy_name, summary)
+                    return self._results[key]
+            else:
+                stored_key = None
+            chunked = self.chunked(strategy_name, spec)
             embedded, cached = self._embedding_counts()
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
@@ -249,12 +318,11 @@ class Evaluation:
                 cache.store_result(stored_key, self._results[key].to_json())
         return self._results[key]
 
-    def result_key(self, chunked: Chunked, retriever: str, qs: QuerySet) -> str:
+    def result_key(self, chunks: ChunkSummary, retriever: str, qs: QuerySet) -> str:
         """The result cache's key: everything a result's numbers depend on, but the name of
         the strategy (equal chunks give equal results) and what the chunking gives."""
         s = self.settings
-        parents = (None if chunked.parent_of is None
-                   else hashlib.sha256(chunked.parent_of.astype("<i8").tobytes()).hexdigest())
+        parents = chunks.parents
         length = None
         if s.length != metrics.LENGTH:  # an outside measure: its module's source counts
             metrics.length_function(s.length)  # imported, so its module is known
@@ -262,7 +330,7 @@ class Evaluation:
         return _digest({
             "format": cache.RESULT_FORMAT, "chunkeval": __version__, "code": _code_digest(),
             "libraries": _library_versions(),
-            "chunks": chunked.stats.hash, "parents": parents,
+            "chunks": chunks.stats.hash, "parents": parents,
             "retriever": _retriever_identity(retriever),
             "analyzer": self.analyzer, "query_set": [qs.name, qs.fingerprint],
             "settings": s.to_json(), "length": length,
@@ -292,7 +360,15 @@ class Evaluation:
             tasks = select(shard, self, tasks, timings)
         by_task: dict[tuple[str, str], list[Result]] = {}
         with Progress("evaluating", len(tasks), enabled=progress) as bar:
-            for task, res in (executor or Serial()).map(self, tasks, plan, timings):
+            # Tasks the caches answer whole are read here: sending them to workers would
+            # cost more (forking, pickling the results back) than reading them.
+            for task in tasks:
+                stored = self.stored_task(task, plan[task[1]])
+                if stored is not None:
+                    by_task[task] = stored
+                    bar.step(f"{task[1]} {task[0]}")
+            rest = [t for t in tasks if t not in by_task]
+            for task, res in (executor or Serial()).map(self, rest, plan, timings):
                 by_task[task] = res
                 bar.step(f"{task[1]} {task[0]}")
         done = [r for task in tasks for r in by_task[task]]
@@ -304,6 +380,32 @@ class Evaluation:
             results.shard = {**shard.to_json(), "strategies": names, "retrievers": plan,
                              "tasks": [[self.query_set(q).name, s] for q, s in tasks]}
         return results
+
+    def stored_task(self, task: tuple[str, str], retrievers: list[str]) -> list[Result] | None:
+        """The task's results when the chunk cache holds its chunks' summary and the result
+        cache every retriever's result; else None, having built nothing."""
+        spec, name = task
+        key = (name, spec)
+        if not self.result_cache or key in self._failed:
+            return None
+        if key not in self._summaries and key not in self._chunked:
+            stored_key = self.chunk_key(name, spec)
+            entry = cache.CHUNKS.load(stored_key) if stored_key else None
+            summary = _summary_from(entry) if entry else None
+            if summary is None:
+                return None
+            self._summaries[key] = summary
+        summary = self.chunk_summary(name, spec)
+        qs = self.query_set(spec)
+        out = []
+        for ret in retrievers:
+            if (name, ret, spec) not in self._results:
+                stored = _stored(self.result_key(summary, ret, qs), ret, qs.name)
+                if stored is None:
+                    return None
+                self._results[(name, ret, spec)] = _reused(stored, name, summary)
+            out.append(self._results[(name, ret, spec)])
+        return out
 
     def run_task(self, task: tuple[str, str], retrievers: list[str]
                  ) -> list[Result | Failure]:
@@ -475,12 +577,84 @@ def _stored(key: str, retriever: str, query_set: str) -> Result | None:
     return result if (result.retriever, result.query_set) == (retriever, query_set) else None
 
 
-def _reused(stored: Result, strategy_name: str, chunked: Chunked) -> Result:
+def _reused(stored: Result, strategy_name: str, chunks: ChunkSummary) -> Result:
     """A stored entry with what this run's chunking gives; its JSON is the fresh one's but
     for timings, embedding counters and `reused`."""
     return replace(stored, strategy=strategy_name, embeddings={"embedded": 0, "cached": 0},
-                   cut_rate=chunked.cut, chunks=chunked.stats,
-                   seconds=replace(stored.seconds, split=round(chunked.seconds, 4)), reused=True)
+                   cut_rate=chunks.cut, chunks=chunks.stats,
+                   seconds=replace(stored.seconds, split=round(chunks.seconds, 4)), reused=True)
+
+
+def _chunked_entry(chunked: Chunked, view: Corpus) -> dict:
+    """A strategy's chunks as the chunk cache keeps them: a chunk that is its range's slice
+    without its text (the view has it), parents once, referred to by number."""
+    numbers: dict[str, int] = {}
+    parents: dict[Chunk, int] = {}
+
+    def row(c: Chunk) -> list:
+        d = numbers.setdefault(c.doc_id, len(numbers))
+        text = None if view[c.doc_id].text[c.start:c.end] == c.text else c.text
+        return [d, c.start, c.end, text, c.index_text]
+
+    rows = [row(c) + [None if c.parent is None else parents.setdefault(c.parent, len(parents))]
+            for c in chunked.searched]
+    return {"docs": list(numbers), "chunks": rows, "parents": [row(p) for p in parents],
+            "summary": {"stats": chunked.stats.to_json(), "cut": chunked.cut.to_json(),
+                        "seconds": chunked.seconds,
+                        "parents": ChunkSummary.of(chunked).parents}}
+
+
+def _summary_from(entry: dict) -> ChunkSummary | None:
+    try:
+        s = entry["summary"]
+        check = Check("the chunk cache")
+        return ChunkSummary(ChunkStats.from_json(s["stats"], check.at("stats")),
+                            CutRate.from_json(s["cut"], check.at("cut")), float(s["seconds"]),
+                            s["parents"])
+    except (KeyError, TypeError, ValueError, InputError):
+        return None  # not what this version writes: chunked again
+
+
+def _chunked_from(entry: dict, view: Corpus) -> Chunked | None:
+    """The Chunked a cache entry holds (None when it does not fit this view: chunked
+    again). A text left out is its range's slice of the view's document."""
+    summary = _summary_from(entry)
+    if summary is None:
+        return None
+    try:
+        texts = [view[d].text for d in entry["docs"]]
+        ids = list(entry["docs"])
+
+        def chunk(r, parent=None) -> Chunk:
+            d, a, b, text, index_text = r[:5]
+            return Chunk(ids[d], a, b, texts[d][a:b] if text is None else text, index_text,
+                         parent)
+
+        parents = [chunk(r) for r in entry["parents"]]
+        searched = [chunk(r, None if r[5] is None else parents[r[5]]) for r in entry["chunks"]]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    handed, parent_of = _handed(searched)
+    rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
+                 if view[c.doc_id].text[c.start:c.end] != c.text}
+    if ChunkSummary.of(Chunked(searched, handed, parent_of, summary.seconds, summary.stats,
+                               summary.cut)).parents != summary.parents:
+        return None
+    return Chunked(searched, handed, parent_of, summary.seconds, stats=summary.stats,
+                   cut=summary.cut, rewritten=rewritten)
+
+
+@functools.lru_cache(maxsize=1)
+def _splitter_versions() -> dict:
+    """Versions of the libraries built-in strategies split with."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for name in ("langchain-text-splitters", "beautifulsoup4", "lxml"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def _digest(obj) -> str:
@@ -495,22 +669,25 @@ def _digest(obj) -> str:
 RESULT_MODULES = ("evaluate.py", "metrics.py", "stats.py", "model.py", "results.py",
                   "cache.py", "retrieval/*.py")
 
-_CODE: str | None = None
+# What a built-in strategy's chunks are a function of, besides the document and its params.
+CHUNK_MODULES = ("strategies/*.py", "model.py", "invariants.py")
+
+_DIGESTS: dict[tuple[str, ...], str] = {}
 
 
-def _code_digest() -> str:
-    """sha256 of the source of RESULT_MODULES: a checkout edited in place keeps its version
-    number, and its old results must not be reused."""
-    global _CODE
-    if _CODE is None:
+def _code_digest(patterns: tuple[str, ...] = RESULT_MODULES) -> str:
+    """sha256 of the source of the modules `patterns` name (RESULT_MODULES by default): a
+    checkout edited in place keeps its version number, and its old results (or chunks) must
+    not be reused."""
+    if patterns not in _DIGESTS:
         h = hashlib.sha256()
         package = Path(__file__).parent
-        for pattern in RESULT_MODULES:
+        for pattern in patterns:
             for path in sorted(package.glob(pattern)):
                 name = path.relative_to(package).as_posix()
                 h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-        _CODE = h.hexdigest()
-    return _CODE
+        _DIGESTS[patterns] = h.hexdigest()
+    return _DIGESTS[patterns]
 
 
 def _library_versions() -> dict:

@@ -7,6 +7,7 @@ package registers the built-in matrix (defaults.py) first; outside splitters com
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple
 
@@ -39,6 +40,11 @@ class Strategy:
     # False only for chunkeval's own perturbations of a strategy that keeps the contract
     # (calibration's variants move boundaries across rewritten chunks on purpose).
     checked: bool = field(default=True, compare=False, repr=False)
+    # What the chunks depend on besides the document and `params`, when that is known: for
+    # chunkeval's own, its code (the chunk cache adds chunkeval's source digest); for a
+    # project's MODULE:ATTR, the spec and its module's source digest. None (a function
+    # registered in code, whose closure nobody can see): its chunks are never cached.
+    identity: str | None = field(default=None, compare=False, repr=False)
 
     def __call__(self, doc: Document) -> list[Chunk]:
         return self.split(doc)
@@ -120,6 +126,9 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
         found = list(obj)
     else:
         raise ConfigError(f"splitter {spec!r}: not a Strategy, a list of them, or a callable")
+    digest = None if is_spec(spec) else outside.spec_digest(spec)
+    identity = "chonkie" if is_spec(spec) else f"{spec}@{digest}" if digest else None
+    found = [s if s.identity else dataclasses.replace(s, identity=identity) for s in found]
     for s in found:
         try:
             register(s, replace=True)

@@ -11,6 +11,8 @@ records the `length` it was measured with and is compared only under the same on
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from typing import Callable
 
@@ -72,5 +74,8 @@ def make(name: str) -> Strategy | None:
         strategy = structure(size, prefix=bool(prefix), unit=unit)
     else:
         return None
+    # its chunks depend on the length measure too, whose spec the params record and
+    # whose module the chunk cache digests
+    strategy = dataclasses.replace(strategy, identity="chunkeval")
     _made[name] = register(strategy, replace=True)
     return strategy
