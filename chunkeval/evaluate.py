@@ -187,7 +187,7 @@ class Evaluation:
             length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
         return _digest({
             "format": cache.CHUNKS_FORMAT, "chunkeval": __version__,
-            "code": _code_digest(CHUNK_MODULES), "identity": strategy.identity,
+            "code": _strategy_code(strategy), "identity": strategy.identity,
             "strategy": strategy.describe(), "libraries": _splitter_versions(),
             "view": self.query_set(spec).view.fingerprint, "length": [s.length, length]})
 
@@ -644,6 +644,82 @@ def _chunked_from(entry: dict, view: Corpus) -> Chunked | None:
                    cut=summary.cut, rewritten=rewritten)
 
 
+def _strategy_code(strategy: strategies.Strategy) -> str:
+    """sha256 of the source of chunkeval's modules a strategy's chunks come from: those of
+    the functions its split reaches through closures (a parent-child strategy holds two
+    others), with the package modules each imports. Editing one built-in strategy then
+    re-chunks the strategies that use its code, not all."""
+    modules: set[str] = set()
+    seen: set[int] = set()
+
+    def reach(obj) -> None:
+        if id(obj) in seen or obj is None:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, strategies.Strategy):
+            reach(obj.split)
+        elif isinstance(obj, functools.partial):
+            reach(obj.func)
+            for value in (*obj.args, *obj.keywords.values()):
+                reach(value)
+        elif isinstance(obj, (list, tuple)):
+            for value in obj:
+                reach(value)
+        elif hasattr(obj, "__code__"):
+            modules.add(getattr(obj, "__module__", "") or "")
+            for cell in obj.__closure__ or ():
+                try:
+                    reach(cell.cell_contents)
+                except ValueError:  # an empty cell
+                    pass
+            for value in obj.__defaults__ or ():
+                reach(value)
+        elif hasattr(obj, "__func__"):  # a bound method
+            reach(obj.__func__)
+            reach(obj.__self__)
+        elif type(obj).__module__.startswith(__package__ + "."):
+            modules.add(type(obj).__module__)
+
+    reach(strategy)
+    files = set()
+    for name in modules:
+        if name == __package__ or name.startswith(__package__ + "."):
+            files |= _imported_files(name)
+    return _digest(sorted((f, _file_digest(f)) for f in files))
+
+
+@functools.lru_cache(maxsize=None)
+def _imported_files(module: str) -> frozenset[str]:
+    """The package's files `module` is, and those it imports, transitively (as paths
+    relative to the package)."""
+    import ast
+    package = Path(__file__).parent
+    out: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        rel = name.split(".")[1:]
+        path = package.joinpath(*rel).with_suffix(".py")
+        if not path.exists():
+            path = package.joinpath(*rel, "__init__.py")
+        if not path.exists() or str(path.relative_to(package)) in out:
+            continue
+        out.add(str(path.relative_to(package)))
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = here[:len(here) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                todo.append(target)
+                todo += [f"{target}.{a.name}" for a in node.names]  # `from . import x`
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(rel: str) -> str:
+    return hashlib.sha256((Path(__file__).parent / rel).read_bytes()).hexdigest()
+
+
 @functools.lru_cache(maxsize=1)
 def _splitter_versions() -> dict:
     """Versions of the libraries built-in strategies split with."""
@@ -668,9 +744,6 @@ def _digest(obj) -> str:
 # So editing one strategy re-evaluates only what its new chunks change.
 RESULT_MODULES = ("evaluate.py", "metrics.py", "stats.py", "model.py", "results.py",
                   "cache.py", "retrieval/*.py")
-
-# What a built-in strategy's chunks are a function of, besides the document and its params.
-CHUNK_MODULES = ("strategies/*.py", "model.py", "invariants.py")
 
 _DIGESTS: dict[tuple[str, ...], str] = {}
 

@@ -99,3 +99,17 @@ def test_a_damaged_entry_is_chunked_again(splitter):
     n = len(calls)
     again = _evaluation().chunked("windows", SPEC)
     assert len(calls) == 2 * n and again.searched == made.searched
+
+
+def test_editing_one_built_in_module_re_chunks_only_the_strategies_using_it(monkeypatch):
+    from chunkeval import evaluate
+    names = ["fixed-400", "recursive-400-ov40", "parent-child-r200-s800", "heading-h2",
+             "lc-html-header", "structure-400"]
+    before = {n: evaluate._strategy_code(strategies.get(n)) for n in names}
+    real = evaluate._file_digest
+    monkeypatch.setattr(evaluate, "_file_digest",
+                        lambda rel: "edited" if rel == "strategies/recursive.py" else real(rel))
+    changed = {n for n in names if evaluate._strategy_code(strategies.get(n)) != before[n]}
+    # parent-child holds a recursive strategy for its children
+    assert {"recursive-400-ov40", "parent-child-r200-s800"} <= changed
+    assert {"fixed-400", "heading-h2", "lc-html-header"}.isdisjoint(changed)
