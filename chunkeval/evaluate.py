@@ -720,17 +720,9 @@ def _file_digest(rel: str) -> str:
     return hashlib.sha256((Path(__file__).parent / rel).read_bytes()).hexdigest()
 
 
-@functools.lru_cache(maxsize=1)
 def _splitter_versions() -> dict:
     """Versions of the libraries built-in strategies split with."""
-    from importlib.metadata import PackageNotFoundError, version
-    out = {}
-    for name in ("langchain-text-splitters", "beautifulsoup4", "lxml"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    return _versions(("langchain-text-splitters", "beautifulsoup4", "lxml"))
 
 
 def _digest(obj) -> str:
@@ -765,9 +757,14 @@ def _code_digest(patterns: tuple[str, ...] = RESULT_MODULES) -> str:
 
 def _library_versions() -> dict:
     """Versions of the libraries the numbers come from (SVD, sparse products, rounding)."""
+    return _versions(("numpy", "scipy", "scikit-learn"))
+
+
+@functools.lru_cache(maxsize=None)
+def _versions(names: tuple[str, ...]) -> dict:
     from importlib.metadata import PackageNotFoundError, version
     out = {}
-    for name in ("numpy", "scipy", "scikit-learn"):
+    for name in names:
         try:
             out[name] = version(name)
         except PackageNotFoundError:
