@@ -30,6 +30,7 @@ from .gate.power import set_power
 from .model import _digest
 from .outside import load
 from .queries import build_default_query_sets, generate, imports
+from .report import queries_page
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import embedding, load_retriever
 from .session import Session, read_results
@@ -129,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "a results table, results.json and the reports")
     config.add_options(run, "run")
     run.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                     help=f"where results.json, report.md and report.html go "
-                          f"(default: {DEFAULT_OUT})")
+                     help=f"where results.json, report.md, report.html and queries.html "
+                          f"go (default: {DEFAULT_OUT})")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                      help="worker processes (or Ray CPUs), one strategy each at a time "
                           "(default: all cores)")
@@ -481,6 +482,8 @@ def _run(args) -> int:
         print(f"shard {session.shard}: {len(results.shard['tasks'])} strategy x query set "
               "task(s)")
     written = _write_results(results, out)
+    written["queries"] = queries_page.write_run_page(
+        results, [session.query_set(s) for s in session.query_specs()], out)
     print(report.format_table(results))
     emb = results.embeddings
     print(f"\nanalyzer {results.analyzer}; embeddings: {emb['embedded']} texts embedded, "
