@@ -16,7 +16,9 @@ import pytest
 
 from chunkeval import config
 from chunkeval.cli import main
+from chunkeval.model import Corpus, Document, Part, Query, QuerySet
 from chunkeval.report import queries_page
+from chunkeval.results import Settings
 from chunkeval.session import Session, read_results
 from helpers import corpus_pages, span_queries
 
@@ -104,6 +106,20 @@ def test_a_page_over_its_budget_leaves_cases_out_and_says_which(run, monkeypatch
     assert 0 < len(data["cases"]) < 12
     (note,) = data["notes"]
     assert f"{12 - len(data['cases'])} case(s) left out" in note and "query rows" in note
+
+
+def test_markup_in_the_documents_cannot_end_the_data():
+    text = "Comment out with <!--<script>, end with </script> and go on."
+    doc = Document.from_parts("a.html", "A", [Part("paragraph", text)])
+    qs = QuerySet("s", (Query("q", "comment", "a.html", "end with </script>"),),
+                  Corpus("c", (doc,)))
+    page = queries_page.Page([qs], Settings(), "t", None)
+    page.add("fixed-400", "bm25", "s", {"coverage": [1.0], "top": [[["a.html", 0, len(text)]]]})
+    rendered = page.render()
+    data = re.search(r'id="data">(.*?)</script>', rendered, re.S).group(1)
+    assert "<" not in data
+    stored = json.loads(data)
+    assert "".join(document(stored, stored["sets"][0], 0)) == text
 
 
 def test_a_rewritten_chunk_keeps_only_what_it_adds():

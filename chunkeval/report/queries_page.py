@@ -123,8 +123,8 @@ class Page:
 
     def render(self) -> str:
         data = json.dumps(self.data(), ensure_ascii=False, separators=(",", ":"))
-        # inside <script>, "</" would end the element; "<\/" is the same JSON string
-        data = data.replace("</", "<\\/")
+        # the documents' text may hold "</script>" or "<!--": no "<" may reach the parser
+        data = data.replace("<", "\\u003c")
         return PAGE.format(title=escape(self.title), css=CSS + PAGE_CSS, data=data, js=JS)
 
 
