@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import __version__, cache, config, report, strategies
+from . import __version__, cache, config, export, report, strategies
 from .cache import atomic_write
 from .corpus import DEFAULT_CORPUS, fetch_builtin, format_of, load_corpus
 from .corpus.debian import BUILTIN_CORPORA
@@ -30,6 +30,7 @@ from .gate.power import set_power
 from .model import _digest
 from .outside import load
 from .queries import build_default_query_sets, generate, imports
+from .report import queries_page
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import embedding, load_retriever
 from .session import Session, read_results
@@ -41,6 +42,7 @@ EPILOG = """examples:
   chunkeval corpus info --json            what the parser saw: documents, blocks, query sets
   chunkeval run --out chunkeval-results   the whole matrix: table + results.json + reports
   chunkeval compare structure-400 fixed-400 --retriever bm25
+  chunkeval export --format ranx chunkeval-results --dump corpus.jsonl
   chunkeval strategies --splitter mymod:split --json
   chunkeval run --retriever mymod:embed --retrievers embed,bm25
   chunkeval init --example-splitter       write a [tool.chunkeval] section for this project
@@ -129,8 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "a results table, results.json and the reports")
     config.add_options(run, "run")
     run.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                     help=f"where results.json, report.md and report.html go "
-                          f"(default: {DEFAULT_OUT})")
+                     help=f"where results.json, report.md, report.html and queries.html "
+                          f"go (default: {DEFAULT_OUT})")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                      help="worker processes (or Ray CPUs), one strategy each at a time "
                           "(default: all cores)")
@@ -152,6 +154,21 @@ def build_parser() -> argparse.ArgumentParser:
     merge_.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"where the joined results.json and reports go "
                              f"(default: {DEFAULT_OUT})")
+
+    exp = sub.add_parser("export", help="write each case's ranking and its gold as TREC run "
+                                        "and qrels files, or ranx's JSON",
+                         description="Read results.json and the query sets it was measured on "
+                                     "(`chunkeval corpus info --dump`), and write "
+                                     "DIR/<query set>/<strategy>/qrels and one run per "
+                                     "retriever: the top k chunks, named doc:start:end, and "
+                                     "their relevance 0-3 by the share of the gold each holds "
+                                     "(any share >= 1), so that MRR@k is chunkeval's.")
+    exp.add_argument("results", metavar="RESULTS", help="results.json (or its folder)")
+    exp.add_argument("--format", required=True, choices=export.FORMATS)
+    exp.add_argument("--dump", required=True, metavar="FILE.jsonl",
+                     help="the corpus dump of the run's query sets (corpus info --dump)")
+    exp.add_argument("--out", default="chunkeval-export", metavar="DIR",
+                     help="where the files go (default: chunkeval-export)")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries")
@@ -219,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = {"corpus": _corpus_command, "queries": _queries_command,
                    "strategies": _strategies, "run": _run,
                    "compare": _compare, "cache": _cache, "calibrate": _calibrate,
-                   "merge": _merge}[args.command]
+                   "merge": _merge, "export": _export}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -247,9 +264,10 @@ def _out_dir(out: str) -> Path:
     return path
 
 
-def _write_results(results: Results, out: Path) -> dict[str, Path]:
+def _write_results(results: Results, out: Path, queries: str | None = None
+                   ) -> dict[str, Path]:
     atomic_write(out / "results.json", json.dumps(results.to_json(), ensure_ascii=False) + "\n")
-    return report.write_reports(results, out)
+    return report.write_reports(results, out, queries)
 
 
 # -- corpus --------------------------------------------------------------------------------------
@@ -480,7 +498,9 @@ def _run(args) -> int:
     if session.shard is not None:
         print(f"shard {session.shard}: {len(results.shard['tasks'])} strategy x query set "
               "task(s)")
-    written = _write_results(results, out)
+    written = _write_results(results, out, queries_page.FILE)
+    written["queries"] = queries_page.write_run_page(
+        results, [session.query_set(s) for s in session.query_specs()], out)
     print(report.format_table(results))
     emb = results.embeddings
     print(f"\nanalyzer {results.analyzer}; embeddings: {emb['embedded']} texts embedded, "
@@ -566,6 +586,17 @@ def _merge(args) -> int:
     print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
           + ", ".join(str(p) for p in written.values()))
     return _report_failures(merged, None)
+
+
+# -- export --------------------------------------------------------------------------------------
+def _export(args) -> int:
+    results = read_results(args.results)
+    out = _out_dir(args.out)
+    written = export.export(results, export.read_dump(args.dump), args.format, out,
+                            where=args.dump)
+    print(f"wrote {len(written)} files under {out} (qrels and one run per retriever for "
+          f"each strategy and query set)")
+    return 0
 
 
 # -- compare -------------------------------------------------------------------------------------

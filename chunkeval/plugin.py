@@ -39,7 +39,7 @@ from .gate import diffs
 from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
 from .gate.verdict import DEFAULT_TOLERANCE, compare, family_note, level
 from .metrics import coverage_rule
-from .report import render_comparison_html
+from .report import queries_page, render_comparison_html
 from .report.comparison import render_summary_markdown
 from .results import BaselineEntry
 from .session import Case, Session
@@ -411,6 +411,8 @@ class Checker:
                "corpus": {k: corpus[k] for k in ("name", "fingerprint")},
                "metrics": {m: v.value for m, v in result.metrics.items()}
                | {"cut_rate": result.cut_rate.value}}
+        if session.config.html:  # the per-query page's data, travelling with the row
+            row["retrieved"] = queries_page.retrieved(result, qs.view, ev.settings.k)
         if self.state.update:
             params = strategies.get(case.strategy).describe()["params"]
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
@@ -527,6 +529,11 @@ class Summary:
         page = self.state.session.config.html
         if page and any("verdicts" in r for r in self.rows):
             atomic_write(page, render_comparison_html(self.rows))
+        if page and any("retrieved" in r for r in self.rows):
+            ours = self.state.session
+            queries_page.write_baseline_page(
+                self.rows, [ours.query_set(s) for s in ours.query_specs()], ours.settings,
+                queries_page.sibling(page))
         self._write_markdown()
 
     def _write_markdown(self) -> None:

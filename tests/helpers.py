@@ -59,6 +59,21 @@ def corpus_pages(n_docs: int = 40, seed: int = 7) -> dict[str, str]:
     return pages
 
 
+def span_queries(docs: Path) -> str:
+    """A JSONL set of positional gold on corpus_pages: a query a page, its first section's
+    title asking for 120 characters of that section's first paragraph."""
+    import json
+
+    from chunkeval.corpus import load_corpus
+    lines = []
+    for d in load_corpus(str(docs), use_cache=False).documents:
+        title = next(b for b in d.blocks if b.kind == "heading2")
+        para = next(b for b in d.blocks if b.kind == "paragraph" and b.start > title.end)
+        lines.append({"id": f"span-{d.id}", "query": d.block_text(title), "doc": d.id,
+                      "spans": [[para.start, para.start + 120]]})
+    return "".join(json.dumps(q) + "\n" for q in lines)
+
+
 # -- results made up to given numbers -------------------------------------------------------
 
 BUDGETS = (500, 1000, 1500, 2000, 3000, 4000)

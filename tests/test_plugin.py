@@ -228,11 +228,22 @@ def test_worse_implementation_under_the_same_name_fails_and_xdist_agrees(project
     assert set(rows["fixed-400|bm25|section-titles"].values()) == {"ok"}
 
     # a subprocess: xdist gives local workers the sys.path its controller started with
-    xdist = run(project, "-n", "2", "--chunkeval-json", "xdist.json", subprocess=True)
+    xdist = run(project, "-n", "2", "--chunkeval-json", "xdist.json", "--chunkeval-html",
+                "xdist.html", subprocess=True)
     assert xdist.ret == 1
     assert xdist.parseoutcomes() == outcomes
     assert summary_sections(xdist) == 1
     assert statuses(project.path / "xdist.json") == rows
+    # the controller, which evaluated nothing, still writes the drill-down page
+    cases = drill_down(project.path / "xdist-queries.html")["cases"]
+    assert sorted(c["s"] for c in cases) == sorted(METRIC_STRATEGIES.split(","))
+    assert all("before" in c for c in cases)
+
+
+def drill_down(path: Path) -> dict:
+    """The data the per-query page carries."""
+    page = path.read_text(encoding="utf-8")
+    return json.loads(re.search(r'id="data">(.*?)</script>', page, re.S).group(1))
 
 
 def assert_sorted_keys(obj) -> None:
@@ -297,6 +308,11 @@ def test_a_ten_percent_loss_fails_listing_five_queries_and_another_phase_passes(
         [c / 100 for c in changes], abs=1e-3)
     page = (project.path / "diff.html").read_text(encoding="utf-8")
     assert page.count("<tr><td>") >= len(row["per_query"])
+    # beside it, the drill-down page: every query before (the baseline) and now
+    (case,) = drill_down(project.path / "diff-queries.html")["cases"]
+    before = {q["id"]: round(q["before"] * 10_000) for q in row["per_query"]}
+    assert case["before"]["firstOnly"] and sorted(case["before"]["cov"]) == sorted(before.values())
+    assert case["now"]["cov"] != case["before"]["cov"] and len(case["now"]["top"][0]) == 5
 
     # The same windows, every boundary 30 characters earlier. (On these generated pages every
     # section starts near the same offset, so phase 0 suits them: shifts of 70-210

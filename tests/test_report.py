@@ -196,3 +196,12 @@ def test_a_strategy_keeps_its_colour_across_the_report():
     shared = set(colours[0]) & set(colours[1])
     assert first in colours[0] and first not in colours[1] and len(shared) >= 3
     assert all(colours[0][s] == colours[1][s] for s in shared)
+
+
+def test_a_run_s_report_links_its_per_query_page(tmp_path):
+    from chunkeval.report import write_reports
+    written = write_reports(typed(make_results()), tmp_path, "queries.html")
+    assert '<a href="queries.html">queries.html</a>' in written["html"].read_text()
+    assert "## Every query" in written["markdown"].read_text()
+    alone = write_reports(typed(make_results()), tmp_path / "merged")
+    assert "queries.html" not in alone["html"].read_text()  # merge writes no such page

@@ -27,13 +27,16 @@ def render_html(results: Results | View) -> str:
     return html.render_html(results if isinstance(results, View) else View(results))
 
 
-def write_reports(results: Results, out_dir: str | os.PathLike) -> dict[str, Path]:
-    """Write report.md and report.html into out_dir.
+def write_reports(results: Results, out_dir: str | os.PathLike,
+                  queries_page: str | None = None) -> dict[str, Path]:
+    """Write report.md and report.html into out_dir; `queries_page`, the name of the
+    per-query page written beside them, gets a section that links it.
 
     Both are rendered before either is written, so bad input leaves the old pair intact.
     """
     out = Path(out_dir)
     view = View(results)
+    view.queries_page = queries_page
     page_md, page_html = render_markdown(view), render_html(view)
     return {"markdown": atomic_write(out / "report.md", page_md),
             "html": atomic_write(out / "report.html", page_html)}

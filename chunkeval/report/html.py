@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .findings import Finding
 from .svg import CURVE_LINES, FONT, escape, plot_budget_curves, plot_cut_rate, plot_recall_vs_length
-from .view import (CHUNK_HEADER, NOT_SCORED, View, chars, chunk_cells, curve_cells,
+from .view import (CHUNK_HEADER, EVERY_QUERY, NOT_SCORED, View, chars, chunk_cells, curve_cells,
                    failure_lines, header_facts, integer, reading_note, retriever_cells,
                    retriever_header)
 
@@ -60,6 +60,9 @@ def render_html(doc: View) -> str:
     if failure_lines(doc):
         parts += [f"<h2>{NOT_SCORED}</h2>", "<ul>" + "".join(
             f"<li>{escape(line)}</li>" for line in failure_lines(doc)) + "</ul>"]
+    if doc.queries_page:
+        parts += ["<h2>Every query</h2>", f'<p><a href="{escape(doc.queries_page)}">'
+                  f"{escape(doc.queries_page)}</a>: {escape(EVERY_QUERY)}.</p>"]
     parts += ["<h2>How to read this</h2>"]
     parts += [f"<p>{escape(p).replace('`', '')}</p>" for p in reading_note(doc)]
     for qs in doc.seed_query_sets:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .findings import Finding
-from .view import (CHUNK_HEADER, NOT_SCORED, View, chars, chunk_cells, curve_cells,
+from .view import (CHUNK_HEADER, EVERY_QUERY, NOT_SCORED, View, chars, chunk_cells, curve_cells,
                    failure_lines, header_facts, integer, reading_note, retriever_cells,
                    retriever_header)
 
@@ -39,6 +39,9 @@ def render_markdown(doc: View) -> str:
     out += [f"- {_md(f)}" for f in header_facts(doc)] + [""]
     if failure_lines(doc):
         out += [f"## {NOT_SCORED}", ""] + [f"- {_md(line)}" for line in failure_lines(doc)] + [""]
+    if doc.queries_page:
+        out += ["## Every query", "", f"[{doc.queries_page}]({doc.queries_page}): "
+                f"{EVERY_QUERY}.", ""]
     out += ["## How to read this", ""]
     for para in reading_note(doc):
         out += [para, ""]

@@ -13,6 +13,8 @@ from ..strategies.defaults import REFERENCE
 from .findings import Finding, findings, paired_difference
 
 RETRIEVER_ORDER = ("bm25", "lsa", "hybrid", "use", "hybrid-use")
+EVERY_QUERY = ("every query of every case, sortable and filterable, each opening to its gold "
+               "and the chunks retrieved now and by the reference strategy")
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
            "#999999")
@@ -25,6 +27,7 @@ class View:
     def __init__(self, results: Results):
         self.results = results
         self.memo: dict = {}
+        self.queries_page: str | None = None  # the per-query page beside the report, if any
         self.settings = results.settings
         self.k = self.settings.k
         self.budget = self.settings.budget
