@@ -126,12 +126,13 @@ class Session:
         cfg = self.config
         if cfg.strategies:
             chosen = [n for s in cfg.strategies for n in (self.splitters[s] if ":" in s else [s])]
-            return known(dict.fromkeys(chosen), strategies.names(), cfg.where["strategies"],
-                         "strategy")
+            return known(dict.fromkeys(chosen), strategies.names(all=True),
+                         cfg.where["strategies"], "strategy")
         if cfg.builtin_corpus:
             return strategies.names()
         own = [n for spec in cfg.splitters for n in self.splitters[spec]]
-        reference = known(cfg.reference, strategies.names(), cfg.where["reference"], "strategy")
+        reference = known(cfg.reference, strategies.names(all=True), cfg.where["reference"],
+                          "strategy")
         return list(dict.fromkeys([*own, *reference]))
 
     def plan_for(self, names: list[str]) -> dict[str, list[str]]:
