@@ -395,14 +395,16 @@ def _format_set_info(name: str, d: dict, indent: str = "") -> str:
 # -- strategies ----------------------------------------------------------------------------------
 def _strategies(args) -> int:
     _session(args, check=False)  # registers the project's splitters
-    listed = [s.describe() for s in strategies.all_strategies()]
+    listed = [s.describe() for s in strategies.all_strategies(all=True)]
     if args.json:
         print(json.dumps(listed, ensure_ascii=False, indent=2))
     else:
         width = max(len(s["name"]) for s in listed)
+        default = set(strategies.names())
         for s in listed:
             params = ", ".join(f"{k}={v}" for k, v in s["params"].items())
-            print(f"{s['name']:<{width}}  {s['family']:<14} {params}")
+            named = "" if s["name"] in default else "  (runs when named)"
+            print(f"{s['name']:<{width}}  {s['family']:<14} {params}{named}")
     return 0
 
 

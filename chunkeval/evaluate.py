@@ -189,6 +189,9 @@ class Evaluation:
             "format": cache.CHUNKS_FORMAT, "chunkeval": __version__,
             "code": _strategy_code(strategy), "identity": strategy.identity,
             "strategy": strategy.describe(), "libraries": _splitter_versions(),
+            # a semantic strategy's chunks follow the vectors of the retriever it names
+            "model": (_retriever_identity(strategy.params["model"])
+                      if strategy.params.get("model") in retrieval.names(all=True) else None),
             "view": self.query_set(spec).view.fingerprint, "length": [s.length, length]})
 
     def _chunk(self, strategy_name: str, spec: str) -> Chunked:

@@ -565,7 +565,7 @@ class Summary:
                                self.config.getoption("update_baselines"),
                                identity=records[0].corpus.get("identity"),
                                tolerance=self.state.session.tolerance,
-                               known_strategies=set(strategies.names()))
+                               known_strategies=set(strategies.names(all=True)))
         except ChunkevalError as e:
             self.error = f"baselines NOT written: {e}"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

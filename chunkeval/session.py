@@ -130,13 +130,14 @@ class Session:
         if cfg.strategies:
             chosen = [n for s in cfg.strategies for n in (self.splitters[s] if ":" in s else [s])]
             self._resolve(chosen, "strategies")
-            return known(dict.fromkeys(chosen), strategies.names(), cfg.where["strategies"],
-                         "strategy")
+            return known(dict.fromkeys(chosen), strategies.names(all=True),
+                         cfg.where["strategies"], "strategy")
         if cfg.builtin_corpus:
             return strategies.names()
         own = [n for spec in cfg.splitters for n in self.splitters[spec]]
         self._resolve(cfg.reference, "reference")
-        reference = known(cfg.reference, strategies.names(), cfg.where["reference"], "strategy")
+        reference = known(cfg.reference, strategies.names(all=True), cfg.where["reference"],
+                          "strategy")
         return list(dict.fromkeys([*own, *reference]))
 
     def _resolve(self, names, key: str) -> None:

@@ -1,20 +1,28 @@
-"""Chunking strategies: the seed's matrix and anything registered from outside."""
+"""Chunking strategies: the seed's matrix, those run when named, and anything registered
+from outside."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Iterable
 
+from ..retrieval import registry as retrievers
 from . import registry, sized
-from .defaults import FEW, MATRIX, REFERENCE
-from .registry import (Strategy, Unit, all_strategies, load_splitter, names, register,
-                       unregister)
+from .defaults import FEW, MATRIX, NAMED_ONLY, REFERENCE
+from .registry import (Strategy, Unit, all_strategies, is_builtin, load_splitter, names,
+                       register, unregister)
 from .sized import size_by
 
-# chunkeval's own: their chunks are a function of chunkeval's code (the chunk cache's key)
+# chunkeval's own: their chunks are a function of chunkeval's code (the chunk cache's key);
+# the semantic ones of the encoder's version too
 MATRIX[:] = [dataclasses.replace(s, identity="chunkeval") for s in MATRIX]
+NAMED_ONLY[:] = [dataclasses.replace(
+    s, identity=f"chunkeval+{retrievers.get(s.params['model']).full_version}")
+    for s in NAMED_ONLY]
 for _strategy in MATRIX:
     register(_strategy, replace=True, builtin=True)
+for _strategy in NAMED_ONLY:
+    register(_strategy, replace=True, builtin=True, opt_in=True)
 
 
 def get(name: str) -> Strategy:
@@ -38,12 +46,6 @@ def resolve(chosen: Iterable[str]) -> None:
             pass  # an unknown name is for the caller to report, saying where it was given
 
 
-def is_builtin(name: str) -> bool:
-    """True for a strategy of the default matrix, as chunkeval ships it."""
-    strategy = get(name)
-    return any(s is strategy for s in MATRIX)
-
-
-__all__ = ["FEW", "MATRIX", "REFERENCE", "Strategy", "Unit", "all_strategies", "get",
-           "is_builtin", "load_splitter", "names", "register", "resolve", "size_by",
+__all__ = ["FEW", "MATRIX", "NAMED_ONLY", "REFERENCE", "Strategy", "Unit", "all_strategies",
+           "get", "is_builtin", "load_splitter", "names", "register", "resolve", "size_by",
            "unregister"]

@@ -9,6 +9,7 @@ from .headings import headings
 from .langchain_html import lc_html_header, lc_html_semantic
 from .parent_child import parent_child
 from .recursive import recursive
+from .semantic import cluster, installed, kamradt
 from .structure import structure
 
 MATRIX = [
@@ -29,3 +30,6 @@ REFERENCE = ("fixed-400", "structure-400")
 # The strategies a costly retriever (an encoder) runs on when no retrievers are named: the
 # plain, the recursive and the structure-aware family at their usual size.
 FEW = ("fixed-400", "structure-400+prefix", "recursive-400-ov40")
+# Built-ins run only when named: a corpus's first chunking embeds every sentence with the
+# `use` encoder (bench/results/semantic.md). Registered where it is installed.
+NAMED_ONLY = [kamradt(400), kamradt(800), cluster(400), cluster(800)] if installed() else []

@@ -2,7 +2,8 @@
 
 Names are what tests, baselines and reports use, so a name never changes meaning. The
 package registers the built-in matrix (defaults.py) first; outside splitters come in as
-"module:attribute" (`load_splitter`).
+"module:attribute" (`load_splitter`). A built-in may be registered to run only when named
+(`opt_in`): it is known by name but is not part of the default set (`names()`).
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ class Unit(NamedTuple):
 
 _REGISTRY: dict[str, Strategy] = {}
 _BUILTIN: set[str] = set()  # names of the default matrix: never taken over from outside
+_OPT_IN: set[str] = set()  # built-ins run only when named: too costly for every run
 
 
-def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False) -> Strategy:
+def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False,
+             opt_in: bool = False) -> Strategy:
     if strategy.name in _REGISTRY and not replace and _REGISTRY[strategy.name] is not strategy:
         raise ConfigError(f"a strategy named {strategy.name!r} is already registered")
     if strategy.name in _BUILTIN and not builtin and _REGISTRY[strategy.name] is not strategy:
@@ -75,6 +78,8 @@ def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False
     _REGISTRY[strategy.name] = strategy
     if builtin:
         _BUILTIN.add(strategy.name)
+    if opt_in:
+        _OPT_IN.add(strategy.name)
     return strategy
 
 
@@ -89,12 +94,20 @@ def get(name: str) -> Strategy:
         raise UnknownName("strategy", name, sorted(_REGISTRY)) from None
 
 
-def names() -> list[str]:
-    return list(_REGISTRY)
+def names(*, all: bool = False) -> list[str]:
+    """The default set: every registered strategy but those run only when named; with
+    all=True, every name `get` knows."""
+    return [n for n in _REGISTRY if all or n not in _OPT_IN]
 
 
-def all_strategies() -> list[Strategy]:
-    return list(_REGISTRY.values())
+def all_strategies(*, all: bool = False) -> list[Strategy]:
+    return [get(n) for n in names(all=all)]
+
+
+def is_builtin(name: str) -> bool:
+    """True for a strategy chunkeval ships (its matrix and those run when named)."""
+    get(name)
+    return name in _BUILTIN
 
 
 def load_splitter(spec: str, root=None) -> list[Strategy]:

@@ -1,0 +1,219 @@
+"""Semantic chunkers: cuts where an embedding model sees the text change topic.
+
+- Kamradt's breakpoints (`kamradt`): the text as sentences, each embedded with `buffer`
+  neighbours on either side; a cut goes where the cosine distance between two consecutive
+  windows is above the `percentile` of the document's distances. A group still over `size`
+  characters is cut again at its largest distance, so no chunk grows unbounded.
+- Chroma's cluster chunker (`cluster`): the text as pieces of at most `piece` characters (the
+  recursive splitter), each embedded; dynamic programming picks the contiguous groups of at
+  most `size` characters whose summed pairwise similarity, less the document's mean
+  similarity per pair, is largest in total.
+
+The model is a registered embedding retriever, `use` by default or a project's own by name,
+looked up when a document is split (a project's retrievers register after its splitters).
+Its vectors are kept in chunkeval's embedding cache under the retriever's name, version and
+code, in a folder beside the retriever's chunk vectors: a warm run embeds nothing, and an
+index of chunks does not load every sentence's vector. Every chunk is a slice of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .. import outside
+from ..errors import ConfigError, UnknownName
+from ..model import Chunk, Document
+from ..retrieval import registry as retrievers
+from ..retrieval.embedding import EmbeddingCache
+from .recursive import split_spans
+from .registry import Strategy
+
+Span = tuple[int, int]
+MODEL = "use"
+PIECE = 50
+FOLDER_SUFFIX = "+pieces"
+
+# After 。！？． a sentence ends, unless a closing bracket follows (「はい！」と答えた。 is one);
+# after . ! ? (and any closing quote) only before a space or the line's end, so that 3.14,
+# setup.py and a host name stay whole.
+_END = re.compile(r"[。！？．]+(?![」』）】〕”’\"')\]])|[.!?]+[\"'”’)\]]*(?=\s|$)")
+_LINE = re.compile(r"[^\n]+")
+
+
+def _stripped(text: str, start: int, end: int) -> Span | None:
+    segment = text[start:end]
+    core = segment.strip()
+    if not core:
+        return None
+    lead = len(segment) - len(segment.lstrip())
+    return start + lead, start + lead + len(core)
+
+
+def sentences(text: str) -> list[Span]:
+    """[start, end) of each sentence, whitespace trimmed. A line (a block, a table row, a
+    line of code) ends a sentence too; a mark after no letter yet ("6.1. Build") does not."""
+    out = []
+    for line in _LINE.finditer(text):
+        start = line.start()
+        ends = [m.end() for m in _END.finditer(text, line.start(), line.end())]
+        for end in ends + [line.end()]:
+            if end < line.end() and not any(c.isalpha() for c in text[start:end]):
+                continue
+            if (span := _stripped(text, start, end)) is not None:
+                out.append(span)
+            start = end
+    return out
+
+
+def _at_most(text: str, spans: list[Span], size: int) -> list[Span]:
+    """`spans`, each one longer than `size` cut by the recursive splitter."""
+    out = []
+    for s, e in spans:
+        if e - s <= size:
+            out.append((s, e))
+        else:
+            out += [(s + a, s + b) for a, b in split_spans(text[s:e], size)]
+    return out
+
+
+_CACHES: dict[Path, EmbeddingCache] = {}
+
+
+def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
+    """L2-normalised vectors of `texts` by the named embedding retriever, cached."""
+    r = retrievers.get(retriever)
+    if r.embed is None:
+        raise ConfigError(f"semantic chunking needs an embedding retriever; {retriever!r} "
+                          "ranks with an index of its own")
+    if not retrievers.available(r):
+        raise ConfigError(f"retriever {r.name!r} needs an optional package: "
+                          f"{getattr(r.embed, 'install', 'see the README')}")
+    # the identity evaluate gives the retriever's own vectors: changed code, other vectors
+    own = EmbeddingCache(r.name, r.version, code=r.code or outside.source_digest(r.embed)).dir
+    cache = _CACHES.get(own)
+    if cache is None:
+        cache = _CACHES[own] = EmbeddingCache(r.name, r.version,
+                                              own.with_name(own.name + FOLDER_SUFFIX))
+    v = cache.embed(texts, r.embed, r.batch_size).astype(np.float64)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms > 0, norms, 1)
+
+
+def kamradt_spans(text: str, size: int, percentile: float = 95, buffer: int = 1,
+                  retriever: str = MODEL) -> list[Span]:
+    units = _at_most(text, sentences(text), size)
+    n = len(units)
+    if n < 2:
+        return units
+    windows = [text[units[max(0, i - buffer)][0]:units[min(n - 1, i + buffer)][1]]
+               for i in range(n)]
+    v = unit_vectors(retriever, windows)
+    # rounded as retrievers' scores are, so that the last bits of a batch do not move a cut
+    distance = np.round(1.0 - np.sum(v[:-1] * v[1:], axis=1), 6)
+    cuts = [int(i) + 1 for i in np.flatnonzero(distance > np.percentile(distance, percentile))]
+    groups, todo = [], [(a, b) for a, b in zip([0] + cuts, cuts + [n])][::-1]
+    while todo:
+        a, b = todo.pop()
+        if b - a == 1 or units[b - 1][1] - units[a][0] <= size:
+            groups.append((a, b))
+            continue
+        inside = distance[a:b - 1]
+        best = np.flatnonzero(inside == inside.max())
+        # equal distances (repeated text): the middle one, not a sentence at a time
+        cut = a + 1 + int(best[np.argmin(np.abs(best - (b - a - 2) / 2))])
+        todo += [(cut, b), (a, cut)]
+    return [(units[a][0], units[b - 1][1]) for a, b in groups]
+
+
+def cluster_spans(text: str, size: int, piece: int = PIECE, retriever: str = MODEL
+                  ) -> list[Span]:
+    pieces = split_spans(text, piece) if text.strip() else []
+    if len(pieces) < 2:
+        return pieces
+    v = unit_vectors(retriever, [text[s:e] for s, e in pieces])
+    groups = best_groups(v, [s for s, _ in pieces], [e for _, e in pieces], size)
+    return [(pieces[i][0], pieces[j - 1][1]) for i, j in groups]
+
+
+def best_groups(v: np.ndarray, starts: list[int], ends: list[int], size: int
+                ) -> list[tuple[int, int]]:
+    """Pieces i..j-1 as [i, j) groups spanning at most `size` chars (a piece alone always
+    fits) that maximise the sum over groups of their pairwise similarities, each less the
+    mean similarity of all pairs of the document; `v` holds the pieces' unit vectors."""
+    n = len(v)
+    if n < 2:
+        return [(0, n)] if n else []
+    starts_ = np.asarray(starts)
+    # A group's pairwise sum is |its summed vectors|^2 less its self terms (1, or 0 for a
+    # text the model maps to zero): prefix sums give every group's in O(d).
+    self_sim = np.einsum("ij,ij->i", v, v)
+    total = v.sum(axis=0)
+    mean = (total @ total - self_sim.sum()) / (n * (n - 1))
+    prefix = np.vstack([np.zeros(v.shape[1]), np.cumsum(v, axis=0)])
+    self_prefix = np.concatenate([[0.0], np.cumsum(self_sim)])
+    best = np.zeros(n + 1)  # best[j]: the best total of pieces[:j]
+    first = np.zeros(n + 1, dtype=np.int64)  # where that best's last group starts
+    for j in range(1, n + 1):
+        lo = min(int(np.searchsorted(starts_, ends[j - 1] - size)), j - 1)
+        i = np.arange(lo, j)
+        summed = prefix[j] - prefix[i]
+        m = j - i
+        reward = (np.einsum("ij,ij->i", summed, summed) - (self_prefix[j] - self_prefix[i])
+                  - mean * m * (m - 1))
+        score = np.round(best[i] + reward, 6)
+        k = int(np.argmax(score))  # ties: the longest group
+        best[j], first[j] = score[k], i[k]
+    groups, j = [], n
+    while j > 0:
+        groups.append((int(first[j]), j))
+        j = int(first[j])
+    return groups[::-1]
+
+
+def _chunks(doc: Document, spans: list[Span]) -> list[Chunk]:
+    return [Chunk(doc.id, s, e, doc.text[s:e]) for s, e in spans]
+
+
+def _on(retriever: str) -> str:
+    return "" if retriever == MODEL else f"@{retriever}"
+
+
+def kamradt(size: int = 800, percentile: float = 95, buffer: int = 1, retriever: str = MODEL,
+            name: str | None = None) -> Strategy:
+    """Kamradt's breakpoints on `retriever`'s vectors, chunks of at most `size` chars:
+    `semantic-kamradt-p95-800`, with `@RETRIEVER` for another model than `use`."""
+    if size <= 0 or not 0 < percentile < 100 or buffer < 0:
+        raise ValueError(f"kamradt: size > 0, 0 < percentile < 100 and buffer >= 0; got "
+                         f"{size}, {percentile}, {buffer}")
+    name = name or f"semantic-kamradt-p{percentile:g}-{size}" + (
+        f"-b{buffer}" if buffer != 1 else "") + _on(retriever)
+    return Strategy(name, "semantic",
+                    lambda doc: _chunks(doc, kamradt_spans(doc.text, size, percentile,
+                                                           buffer, retriever)),
+                    {"size": size, "overlap": 0, "percentile": percentile, "buffer": buffer,
+                     "model": retriever}, slices=True)
+
+
+def cluster(size: int = 400, piece: int = PIECE, retriever: str = MODEL,
+            name: str | None = None) -> Strategy:
+    """Chroma's cluster chunker on `retriever`'s vectors: pieces of at most `piece` chars,
+    groups of at most `size`: `semantic-cluster-400`, `@RETRIEVER` for another model."""
+    if not 0 < piece <= size:
+        raise ValueError(f"cluster: 0 < piece <= size; got piece {piece}, size {size}")
+    name = name or f"semantic-cluster-{size}" + (
+        f"-pc{piece}" if piece != PIECE else "") + _on(retriever)
+    return Strategy(name, "semantic",
+                    lambda doc: _chunks(doc, cluster_spans(doc.text, size, piece, retriever)),
+                    {"size": size, "overlap": 0, "piece": piece, "model": retriever},
+                    slices=True)
+
+
+def installed(retriever: str = MODEL) -> bool:
+    """Whether `retriever` is registered here with its package installed."""
+    try:
+        return retrievers.available(retrievers.get(retriever))
+    except UnknownName:
+        return False
