@@ -34,9 +34,9 @@ definitions above as Python sets of shingle strings. The default path gives the 
 exists because the set unions were a large part of a whole run: most handed chunks are slices
 of their document, text[start:end], and a slice's shingles are the windows of the document's
 whitespace-free text between two offsets. So each corpus view's shingles get integer ids once,
-a query's gold shingles become their positions in the gold document, coverage becomes "has an
-occurrence inside a retrieved interval" (one pass of array work for all queries of a ranking),
-and the top k's shingle count a union of id slices. Chunks that are not slices (a heading
+a query's gold shingles become sorted ids, coverage becomes "which gold ids are among a
+retrieved chunk's ids" (one pass of array work for all queries of a ranking), and the top k's
+shingle count a union of id slices. Chunks that are not slices (a heading
 prefix, LangChain output, a truncated chunk, a document outside the view) are shingled once
 and join the same ranking through the same ids.
 
@@ -70,6 +70,8 @@ COVERAGE_RULES = ("auto", "positional", "text")
 # Chroma's chunking evaluation's metrics (its base_evaluation.py), on positional gold only.
 CHROMA_METRICS = ("chroma_recall", "chroma_precision", "chroma_iou", "precision_omega")
 SHORT_CHUNK = 30
+# Shingle ids looked up at once when scoring a ranking: bounds that step's memory.
+PAIR_BLOCK = 1 << 20
 CUT_KINDS = ("table", "pre")
 
 Length = Callable[[str], int]
@@ -538,8 +540,8 @@ def _subtract(span: tuple[int, int], merged: list[tuple[int, int]]) -> list[tupl
 # A chunk that is a slice of its document, text[start:end], has as shingles the windows of the
 # document's whitespace-free text S between the S offsets of start and end. So shingles become
 # integer ids (one vocabulary per corpus view), a slice chunk's shingles a slice of its
-# document's id array, and "gold shingle g is in the chunk" becomes "g occurs in S inside the
-# chunk's S interval". Other chunks (rewritten text, a chunk shorter than a shingle, a document
+# document's id array, and "gold shingle g is in the chunk" becomes "g's id is in that
+# slice". Other chunks (rewritten text, a chunk shorter than a shingle, a document
 # outside the view) are shingled as strings and mapped to the same ids; a string the view never
 # holds stays a string.
 
@@ -614,8 +616,6 @@ class _ViewIndex:
             self.hash = None
             self.vocab, inverse = np.unique(keys, return_inverse=True)
         self.ids = np.split(inverse.astype(np.int32), np.cumsum(sizes)[:-1]) if sizes else []
-        self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._bare: dict[int, str] = {}
 
     def lookup(self, windows: np.ndarray) -> np.ndarray:
         """Vocabulary ids of shingles (rows of n code points), -1 for those the view lacks."""
@@ -634,22 +634,6 @@ class _ViewIndex:
         points = _code_points("".join(strings)).reshape(len(strings), self.n)
         return self.lookup(points)
 
-    def occurrences(self, doc: int, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where each of `ids` occurs in document `doc`'s S: (positions, index into ids)."""
-        if doc not in self._sorted:
-            order = np.argsort(self.ids[doc], kind="stable").astype(np.int32)
-            self._sorted[doc] = (self.ids[doc][order], order)
-        sorted_ids, order = self._sorted[doc]
-        lo = np.searchsorted(sorted_ids, ids, "left")
-        hi = np.searchsorted(sorted_ids, ids, "right")
-        at, which = _ranges(lo, hi - lo)
-        return order[at], which
-
-    def bare(self, doc: int) -> str:
-        if doc not in self._bare:
-            self._bare[doc] = "".join(self.texts[doc].split())
-        return self._bare[doc]
-
 
 def _cached(owner, key, build):
     """A value kept on `owner` (a view or a query set) for as long as it lives."""
@@ -664,51 +648,26 @@ def _cached(owner, key, build):
 
 @dataclass
 class _Gold:
-    """One query's gold shingles, as found in its gold document."""
+    """One query's gold shingles."""
 
     strings: tuple[str, ...]
     ids: np.ndarray  # sorted vocabulary ids of the gold shingles the view holds
     id_at: np.ndarray  # ... and which gold shingle each one is (index into strings)
     unknown: frozenset[str]  # the gold shingles it does not hold (short ones among them)
     short: tuple[str, ...]  # those shorter than the shingle size
-    start: np.ndarray  # occurrences in the gold document's S: [start, end) ...
-    end: np.ndarray
-    which: np.ndarray  # ... of which gold shingle (index into strings)
 
 
 def _gold_of(index: _ViewIndex, q) -> _Gold:
     n = index.n
     strings = tuple(sorted(gold_shingles(q.golds, n)))
     full = [s for s in strings if len(s) == n]
-    full_at = [i for i, s in enumerate(strings) if len(s) == n]
+    full_at = np.array([i for i, s in enumerate(strings) if len(s) == n], dtype=np.int64)
     ids = index.lookup_strings(full)
     known = ids >= 0
     short = tuple(s for s in strings if len(s) < n)
     unknown = frozenset(s for s, ok in zip(full, known) if not ok) | frozenset(short)
-    doc = index.number.get(q.doc_id, -1)
-    start, end, which = [], [], []
-    if doc >= 0 and known.any():
-        pos, hit = index.occurrences(doc, ids[known])
-        start.append(pos.astype(np.int64))
-        end.append(pos.astype(np.int64) + n)
-        which.append(np.asarray(full_at)[known][hit])
-    if doc >= 0:
-        # a short gold is found as a substring of a chunk's whitespace-free text
-        bare = index.bare(doc)
-        for gi, s in enumerate(strings):
-            if len(s) >= n:
-                continue
-            at = []
-            m = bare.find(s)
-            while m >= 0:
-                at.append(m)
-                m = bare.find(s, m + 1)
-            start.append(np.array(at, dtype=np.int64))
-            end.append(np.array(at, dtype=np.int64) + len(s))
-            which.append(np.full(len(at), gi, dtype=np.int64))
     order = np.argsort(ids[known], kind="stable")  # distinct strings have distinct ids
-    return _Gold(strings, ids[known][order], np.asarray(full_at, dtype=np.int64)[known][order],
-                 unknown, short, _concat(start), _concat(end), _concat(which))
+    return _Gold(strings, ids[known][order], full_at[known][order], unknown, short)
 
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:
@@ -774,15 +733,14 @@ class _GoldTable:
         self.size = np.array([len(g.strings) for g in golds], dtype=np.int64)
         self.offset = np.concatenate([[0], np.cumsum(self.size)]).astype(np.int64)
         self.query = np.repeat(np.arange(len(golds)), self.size)  # global number -> query
-        # Occurrences in the gold documents, sorted by (query, start) through one key,
-        # query * span + start, so that those inside a chunk of query q are one key range.
-        self.span = max((int(o[-1]) for o in index.offsets), default=0) + 1
-        q = np.repeat(np.arange(len(golds)), [len(g.start) for g in golds])
-        key = q * self.span + _concat([g.start for g in golds])
-        order = np.argsort(key, kind="stable")
-        self.key = key[order]  # ... and each occurrence's end and gold shingle (its number)
-        self.end = _concat([g.end for g in golds])[order]
-        self.shingle_at = (self.offset[q] + _concat([g.which for g in golds]))[order]
+        # Every query's known gold ids under one sorted key, query * vocabulary + id, so that
+        # the shingles of all retrieved chunks of a ranking are looked up at once. Sized by
+        # the golds: where they occur in their documents is not kept, as a long page holding
+        # many queries made that grow with queries x page length.
+        self.vocab = max(len(index.vocab), 1)
+        q = np.repeat(np.arange(len(golds)), [len(g.ids) for g in golds])
+        self.key = q * self.vocab + _concat([g.ids for g in golds])
+        self.number = self.offset[q] + _concat([g.id_at for g in golds])
         self._position: dict[int, dict[str, int]] = {}
 
     def position(self, qi: int, gold: _Gold) -> dict[str, int]:
@@ -827,6 +785,19 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
     return np.arange(len(owner)) + np.repeat(starts - np.cumsum(counts) + counts, counts), owner
 
 
+def _blocks(sizes: list[int], limit: int):
+    """(lo, hi) ranges of consecutive items whose sizes add up to at most `limit` (or of
+    one item larger than that)."""
+    lo, held = 0, 0
+    for i, size in enumerate(sizes):
+        if i > lo and held + size > limit:
+            yield lo, i
+            lo, held = i, 0
+        held += size
+    if lo < len(sizes):
+        yield lo, len(sizes)
+
+
 def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
                 ranking: np.ndarray, *, k: int, budget: int, budgets: Sequence[int],
                 shingle: int, length: Length, chunk_index: dict | None) -> None:
@@ -866,15 +837,25 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     # the rank (from 1) at which each gold shingle is first found; width + 1: never
     first = np.full(int(table.offset[-1]), width + 1, dtype=np.int64)
     pq, pj = np.nonzero(in_gold & prep.fast[chunk])
-    if len(pq) and len(table.key):
-        c = chunk[pq, pj]
-        a, b = prep.a[c], prep.b[c]
-        base = pq * table.span
-        lo = np.searchsorted(table.key, base + a, "left")
-        hi = np.searchsorted(table.key, base + b - 1, "right")  # starts inside the chunk
-        occ, pair = _ranges(lo, hi - lo)
-        inside = table.end[occ] <= b[pair]
-        np.minimum.at(first, table.shingle_at[occ[inside]], pj[pair[inside]] + 1)
+    pc = chunk[pq, pj]
+    if len(table.key):
+        # The pairs' shingle ids against the gold keys, a block at a time: a few large
+        # chunks in the top k of many queries would otherwise make an array of queries x
+        # chunk length.
+        parts = [prep.distinct_ids(index, c) for c in pc.tolist()]
+        for lo, hi in _blocks([len(x) for x in parts], PAIR_BLOCK):
+            owner = np.repeat(np.arange(lo, hi), [len(x) for x in parts[lo:hi]])
+            key = pq[owner] * table.vocab + np.concatenate(parts[lo:hi])
+            at = np.minimum(np.searchsorted(table.key, key), len(table.key) - 1)
+            hit = table.key[at] == key
+            np.minimum.at(first, table.number[at[hit]], pj[owner[hit]] + 1)
+    for p in [p for p, qi in enumerate(pq.tolist()) if golds[qi].short]:
+        # a short gold is found as a substring of a chunk's whitespace-free text
+        qi, bare = int(pq[p]), "".join(handed[int(pc[p])].text.split())
+        for s in golds[qi].short:
+            if s in bare:
+                g = table.position(qi, golds[qi])[s]
+                first[g] = min(first[g], int(pj[p]) + 1)
     # Chunks off the fast path: their shingle ids against the gold's, pair by pair.
     for qi, j in zip(*(x.tolist() for x in np.nonzero(in_gold & ~prep.fast[chunk]))):
         gold = golds[qi]
