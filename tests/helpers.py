@@ -59,6 +59,17 @@ def corpus_pages(n_docs: int = 40, seed: int = 7) -> dict[str, str]:
     return pages
 
 
+def pages_with_spans(root: Path) -> tuple[Path, Path]:
+    """corpus_pages(24) written into root/docs, and span_queries of them as root/spans.jsonl."""
+    docs = root / "docs"
+    docs.mkdir()
+    for name, text in corpus_pages(24).items():
+        (docs / name).write_text(text, encoding="utf-8")
+    spans = root / "spans.jsonl"
+    spans.write_text(span_queries(docs), encoding="utf-8")
+    return docs, spans
+
+
 def span_queries(docs: Path) -> str:
     """A JSONL set of positional gold on corpus_pages: a query a page, its first section's
     title asking for 120 characters of that section's first paragraph."""

@@ -10,7 +10,7 @@ import pytest
 from chunkeval.cli import main
 from chunkeval.export import relevance
 from chunkeval.session import read_results
-from helpers import corpus_pages, span_queries
+from helpers import pages_with_spans
 
 
 @pytest.fixture(scope="module")
@@ -19,11 +19,7 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHUNKEVAL_CACHE", str(root / "cache"))
-        docs = root / "docs"
-        docs.mkdir()
-        for name, text in corpus_pages(24).items():
-            (docs / name).write_text(text, encoding="utf-8")
-        (root / "spans.jsonl").write_text(span_queries(docs), encoding="utf-8")
+        docs, _ = pages_with_spans(root)
         sets = ["--corpus", str(docs), "--queries", "section-titles",
                 "--queries", str(root / "spans.jsonl")]
         assert main(["run", *sets, "--strategies", "fixed-200,structure-400",

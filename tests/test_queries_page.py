@@ -20,7 +20,7 @@ from chunkeval.model import Corpus, Document, Part, Query, QuerySet
 from chunkeval.report import queries_page
 from chunkeval.results import Settings
 from chunkeval.session import Session, read_results
-from helpers import corpus_pages, span_queries
+from helpers import pages_with_spans
 
 CHROMIUM = shutil.which("chromium")
 STRATEGIES = "fixed-200,fixed-400,structure-400"
@@ -32,12 +32,7 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("queries-page")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHUNKEVAL_CACHE", str(root / "cache"))
-        docs = root / "docs"
-        docs.mkdir()
-        for name, text in corpus_pages(24).items():
-            (docs / name).write_text(text, encoding="utf-8")
-        spans = root / "spans.jsonl"
-        spans.write_text(span_queries(docs), encoding="utf-8")
+        docs, spans = pages_with_spans(root)
         out = root / "out"
         assert main(["run", "--corpus", str(docs), "--queries", "section-titles",
                      "--queries", str(spans), "--strategies", STRATEGIES,

@@ -62,7 +62,9 @@ def _pieces(text: str, span: Span, sep: str) -> list[Span]:
     return out
 
 
-def _stripped(text: str, start: int, end: int) -> Span | None:
+def stripped(text: str, start: int, end: int) -> Span | None:
+    """The span of text[start:end] without its leading and trailing whitespace; None when
+    nothing else is left."""
     segment = text[start:end]
     core = segment.strip()
     if not core:
@@ -86,7 +88,7 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
     for piece in pieces:
         n = _measure(text, piece, length)
         if total + n + (sep if current else 0) > size and current:
-            joined = _stripped(text, current[0][0], current[-1][1])
+            joined = stripped(text, current[0][0], current[-1][1])
             if joined:
                 out.append(joined)
             while total > overlap or (total + n + (sep if current else 0) > size and total > 0):
@@ -97,7 +99,7 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
         sizes.append(n)
         total += n + (sep if len(current) > 1 else 0)
     if current:
-        joined = _stripped(text, current[0][0], current[-1][1])
+        joined = stripped(text, current[0][0], current[-1][1])
         if joined:
             out.append(joined)
     return out

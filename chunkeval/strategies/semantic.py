@@ -28,7 +28,7 @@ from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 from ..retrieval import registry as retrievers
 from ..retrieval.embedding import EmbeddingCache
-from .recursive import split_spans
+from .recursive import split_spans, stripped
 from .registry import Strategy
 
 Span = tuple[int, int]
@@ -43,15 +43,6 @@ _END = re.compile(r"[。！？．]+(?![」』）】〕”’\"')\]])|[.!?]+[\"'�
 _LINE = re.compile(r"[^\n]+")
 
 
-def _stripped(text: str, start: int, end: int) -> Span | None:
-    segment = text[start:end]
-    core = segment.strip()
-    if not core:
-        return None
-    lead = len(segment) - len(segment.lstrip())
-    return start + lead, start + lead + len(core)
-
-
 def sentences(text: str) -> list[Span]:
     """[start, end) of each sentence, whitespace trimmed. A line (a block, a table row, a
     line of code) ends a sentence too; a mark after no letter yet ("6.1. Build") does not."""
@@ -62,7 +53,7 @@ def sentences(text: str) -> list[Span]:
         for end in ends + [line.end()]:
             if end < line.end() and not any(c.isalpha() for c in text[start:end]):
                 continue
-            if (span := _stripped(text, start, end)) is not None:
+            if (span := stripped(text, start, end)) is not None:
                 out.append(span)
             start = end
     return out
