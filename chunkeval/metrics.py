@@ -31,14 +31,11 @@ share of all excerpts together that the chunks hold.
 Two implementations, one set of numbers. `score(..., exact_sets=True)` is the reference: the
 definitions above as Python sets of shingle strings. The default path gives the same numbers
 (equal within 1e-9, checked per query on the default corpus by tests/test_scoring.py) and
-exists because the set unions were a large part of a whole run: most handed chunks are slices
-of their document, text[start:end], and a slice's shingles are the windows of the document's
-whitespace-free text between two offsets. So each corpus view's shingles get integer ids once,
-a query's gold shingles become sorted ids, coverage becomes "which gold ids are among a
-retrieved chunk's ids" (one pass of array work for all queries of a ranking), and the top k's
-shingle count a union of id slices. Chunks that are not slices (a heading
-prefix, LangChain output, a truncated chunk, a document outside the view) are shingled once
-and join the same ranking through the same ids.
+exists because the set unions were a large part of a whole run. Each corpus view's shingles
+get integer ids once; a query's gold shingles and each retrieved chunk's (once per chunk)
+become sorted ids, coverage becomes "which gold ids are among a retrieved chunk's ids" (one
+pass of array work for all queries of a ranking), and the top k's shingle count a union of
+ids. Shingles the view lacks (rewritten text, a document outside the view) stay strings.
 
 Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
 default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
@@ -70,8 +67,10 @@ COVERAGE_RULES = ("auto", "positional", "text")
 # Chroma's chunking evaluation's metrics (its base_evaluation.py), on positional gold only.
 CHROMA_METRICS = ("chroma_recall", "chroma_precision", "chroma_iou", "precision_omega")
 SHORT_CHUNK = 30
-# Shingle ids looked up at once when scoring a ranking: bounds that step's memory.
-PAIR_BLOCK = 1 << 20
+# Shingles looked up at once when scoring a ranking, and shingles a view's vocabulary takes
+# in at once: they bound the memory of those steps.
+PAIR_BLOCK = 1 << 18
+UNION_BATCH = 1 << 23
 CUT_KINDS = ("table", "pre")
 
 Length = Callable[[str], int]
@@ -537,13 +536,12 @@ def _subtract(span: tuple[int, int], merged: list[tuple[int, int]]) -> list[tupl
 
 
 # -- the fast path ----------------------------------------------------------------------------
-# A chunk that is a slice of its document, text[start:end], has as shingles the windows of the
-# document's whitespace-free text S between the S offsets of start and end. So shingles become
-# integer ids (one vocabulary per corpus view), a slice chunk's shingles a slice of its
-# document's id array, and "gold shingle g is in the chunk" becomes "g's id is in that
-# slice". Other chunks (rewritten text, a chunk shorter than a shingle, a document
-# outside the view) are shingled as strings and mapped to the same ids; a string the view never
-# holds stays a string.
+# Shingles become integer ids, one vocabulary per corpus view: a chunk's shingles are the ids
+# of the windows of its whitespace-free text, and "gold shingle g is in the chunk" becomes "g's
+# id is among the chunk's". Only the vocabulary is kept, not where each shingle occurs, so
+# that what a view costs in memory is a small multiple of its distinct shingles. A shingle
+# the view never holds (in rewritten text, a chunk shorter than a shingle, a document outside
+# the view) stays a string.
 
 @lru_cache(maxsize=1)
 def _whitespace() -> np.ndarray:
@@ -556,9 +554,9 @@ def _code_points(text: str) -> np.ndarray:
 
 
 def _windows(bare: np.ndarray, n: int) -> np.ndarray:
-    """The shingles of whitespace-free code points, as rows (none when fewer than n)."""
+    """The shingles of a whitespace-free text's codes, as rows (none when fewer than n)."""
     if len(bare) < n:
-        return np.zeros((0, n), dtype=np.uint32)
+        return np.zeros((0, n), dtype=bare.dtype)
     return np.lib.stride_tricks.sliding_window_view(bare, n)
 
 
@@ -570,9 +568,9 @@ def _hash(windows: np.ndarray) -> np.ndarray:
 
 
 def _as_keys(windows: np.ndarray) -> np.ndarray:
-    """Rows of code points as one comparable value each (for unique and searchsorted)."""
+    """Rows of codes as one comparable value each (for unique and searchsorted)."""
     windows = np.ascontiguousarray(windows)
-    return windows.view(np.dtype((np.void, windows.shape[1] * 4))).ravel()
+    return windows.view(np.dtype((np.void, windows.shape[1] * windows.itemsize))).ravel()
 
 
 def _distinct(ids: np.ndarray) -> np.ndarray:
@@ -586,39 +584,69 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
     return ids[keep]
 
 
+def _union(parts: Iterable[np.ndarray], dtype) -> np.ndarray:
+    """The sorted distinct values of all parts, merged a batch at a time: memory holds the
+    result and one batch, not every value of a large corpus at once."""
+    out, batch, held = np.zeros(0, dtype), [], 0
+    for part in parts:
+        batch.append(part)
+        held += len(part)
+        if held >= UNION_BATCH:
+            out, batch, held = _distinct(np.concatenate([out, *batch])), [], 0
+    return _distinct(np.concatenate([out, *batch]))
+
+
+def _search(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """np.searchsorted, with the values searched in order: in a large array, searches in
+    random order are mostly cache misses (several times slower)."""
+    order = np.argsort(values)
+    at = np.empty(len(values), dtype=np.int64)
+    at[order] = np.searchsorted(sorted_values, values[order])
+    return at
+
+
 class _ViewIndex:
-    """One corpus view's documents for one shingle size: per document the whitespace-free
-    text's offsets (original offset -> S offset) and shingle ids; the sorted vocabulary."""
+    """One corpus view's shingle vocabulary for one shingle size: the sorted distinct
+    shingles of its documents, whitespace removed; a shingle's id is its place there."""
 
     def __init__(self, view, n: int):
         self.n = n
         documents = getattr(view, "documents", ())  # a bare QuerySet may come without one
         self.number = {d.id: i for i, d in enumerate(documents)}
-        self.texts = [d.text for d in documents]
-        self.offsets: list[np.ndarray] = []
-        windows, sizes = [], []
-        for text in self.texts:
-            points = _code_points(text)
-            kept = ~np.isin(points, _whitespace())
-            offsets = np.zeros(len(text) + 1, dtype=np.int32)
-            np.cumsum(kept, out=offsets[1:])
-            self.offsets.append(offsets)
-            windows.append(_windows(points[kept], n))
-            sizes.append(len(windows[-1]))
-        windows = np.concatenate(windows) if windows else np.zeros((0, n), dtype=np.uint32)
-        keys = _as_keys(windows)
+        bare = ["".join(d.text.split()) for d in documents]
+        # Characters become codes in the view's alphabet, of 16 bits when it has fewer than
+        # 65,535 (any real corpus): a shingle is then 16 bytes, not 32. A character the view
+        # lacks gets a code no shingle of the view has.
+        seen = np.zeros(sys.maxunicode + 1, dtype=bool)
+        for b in bare:
+            seen[_code_points(b)] = True
+        alphabet = np.flatnonzero(seen)
+        self.code = np.full(len(seen), len(alphabet),
+                            dtype=np.uint16 if len(alphabet) < 65535 else np.uint32)
+        self.code[alphabet] = np.arange(len(alphabet))
+        key = np.dtype((np.void, n * self.code.itemsize))
         # Ids by a 64-bit hash of each shingle (sorting and searching plain integers is
         # fast); kept only when no two different shingles share a hash, so ids stay exact.
-        self.hash, first, inverse = np.unique(_hash(windows), return_index=True,
-                                              return_inverse=True)
-        self.vocab = keys[first]
-        if not (keys == self.vocab[inverse]).all():
-            self.hash = None
-            self.vocab, inverse = np.unique(keys, return_inverse=True)
-        self.ids = np.split(inverse.astype(np.int32), np.cumsum(sizes)[:-1]) if sizes else []
+        self.hash = _union((_hash(self.rows(b)) for b in bare), np.uint64)
+        self.vocab = np.zeros(len(self.hash), dtype=key)  # each hash's shingle
+        have = np.zeros(len(self.hash), dtype=bool)
+        for b in bare:
+            rows = self.rows(b)
+            ids, keys = _search(self.hash, _hash(rows)), _as_keys(rows)
+            new = ~have[ids]
+            self.vocab[ids[new]] = keys[new]
+            have[ids] = True
+            if not (self.vocab[ids] == keys).all():  # two shingles share a hash
+                self.hash = None
+                self.vocab = _union((_as_keys(self.rows(b)) for b in bare), key)
+                break
+
+    def rows(self, bare: str) -> np.ndarray:
+        """The shingles of a whitespace-free text, as rows of n codes."""
+        return _windows(self.code[_code_points(bare)], self.n)
 
     def lookup(self, windows: np.ndarray) -> np.ndarray:
-        """Vocabulary ids of shingles (rows of n code points), -1 for those the view lacks."""
+        """Vocabulary ids of shingles (rows of n codes), -1 for those the view lacks."""
         if not len(windows) or not len(self.vocab):
             return np.full(len(windows), -1, dtype=np.int64)
         keys = _as_keys(windows)
@@ -626,13 +654,12 @@ class _ViewIndex:
             at = np.minimum(np.searchsorted(self.vocab, keys), len(self.vocab) - 1)
             return np.where(self.vocab[at] == keys, at, -1)
         hashes = _hash(windows)
-        at = np.minimum(np.searchsorted(self.hash, hashes), len(self.hash) - 1)
+        at = np.minimum(_search(self.hash, hashes), len(self.hash) - 1)
         return np.where((self.hash[at] == hashes) & (self.vocab[at] == keys), at, -1)
 
     def lookup_strings(self, strings: Sequence[str]) -> np.ndarray:
         """lookup() of shingle strings, each of length n."""
-        points = _code_points("".join(strings)).reshape(len(strings), self.n)
-        return self.lookup(points)
+        return self.lookup(self.code[_code_points("".join(strings))].reshape(-1, self.n))
 
 
 def _cached(owner, key, build):
@@ -680,49 +707,34 @@ class _Handed:
     def __init__(self, index: _ViewIndex, view, handed: Sequence[Chunk]):
         self.view = view
         self.number = dict(index.number)  # documents outside the view get numbers too
-        m = len(handed)
-        self.doc = np.empty(m, dtype=np.int64)
-        self.a = np.zeros(m, dtype=np.int64)
-        self.b = np.zeros(m, dtype=np.int64)
-        self.fast = np.zeros(m, dtype=bool)
-        for i, c in enumerate(handed):
-            d = self.number.setdefault(c.doc_id, len(self.number))
-            self.doc[i] = d
-            if d < len(index.texts) and 0 <= c.start <= c.end <= len(index.texts[d]) \
-                    and index.texts[d][c.start:c.end] == c.text:
-                a, b = int(index.offsets[d][c.start]), int(index.offsets[d][c.end])
-                if b - a >= index.n:  # a shorter chunk is one short shingle: a string
-                    self.a[i], self.b[i], self.fast[i] = a, b, True
-        self.strings: dict[int, tuple[np.ndarray, frozenset[str]]] = {}
-        self.distinct: dict[int, np.ndarray] = {}  # a slice chunk's distinct ids
+        self.doc = np.array([self.number.setdefault(c.doc_id, len(self.number))
+                             for c in handed], dtype=np.int64)
+        # a chunk's distinct shingles: (sorted ids, strings the view lacks); kept, as a chunk
+        # recurs in the top k of many queries and retrievers
+        self.shingles: dict[int, tuple[np.ndarray, frozenset[str]]] = {}
 
-    def distinct_ids(self, index: _ViewIndex, i: int) -> np.ndarray:
-        """A slice chunk's shingle ids, each once: kept, as a chunk recurs in the top k of
-        many queries and retrievers (and fewer ids make the union cheaper)."""
-        if i not in self.distinct:
-            doc, a, b = self.doc[i], self.a[i], self.b[i]
-            self.distinct[i] = _distinct(index.ids[doc][a:b - index.n + 1])
-        return self.distinct[i]
-
-    def shingle_ids(self, index: _ViewIndex, i: int, text: str
-                    ) -> tuple[np.ndarray, frozenset[str]]:
-        """A chunk's distinct shingles: (sorted ids, strings the view lacks)."""
-        if self.fast[i]:
-            return self.distinct_ids(index, i), frozenset()
-        return self.ids_of(index, i, text)
-
-    def ids_of(self, index: _ViewIndex, i: int, text: str):
-        """A chunk's shingles off the fast path: (sorted known ids, unknown strings)."""
-        if i not in self.strings:
-            n = index.n
-            bare = "".join(text.split())
-            if len(bare) < n:  # one short shingle, which no id stands for
-                self.strings[i] = (np.zeros(0, np.int32), frozenset((bare,) if bare else ()))
-            else:
-                ids = index.lookup(_windows(_code_points(bare), n))
-                unknown = frozenset(bare[p:p + n] for p in np.flatnonzero(ids < 0).tolist())
-                self.strings[i] = (_distinct(ids[ids >= 0]), unknown)
-        return self.strings[i]
+    def fill(self, index: _ViewIndex, handed: Sequence[Chunk], chunks: Iterable[int]) -> None:
+        """Work out the shingles of the chunks not seen yet, many at once: chunk by chunk,
+        numpy's calls cost more than their work."""
+        todo = [i for i in dict.fromkeys(chunks) if i not in self.shingles]
+        n, v = index.n, max(len(index.vocab), 1)
+        bares = ["".join(handed[i].text.split()) for i in todo]
+        sizes = [max(len(b) - n + 1, 0) for b in bares]
+        for lo, hi in _blocks(sizes, PAIR_BLOCK):
+            bare = bares[lo:hi]
+            starts = np.cumsum([0] + [len(b) for b in bare[:-1]])
+            at, owner = _ranges(starts, np.array(sizes[lo:hi], dtype=np.int64))
+            ids = index.lookup(index.rows("".join(bare))[at])
+            known = ids >= 0
+            key = _distinct(owner[known] * v + ids[known])
+            split = np.searchsorted(key, np.arange(1, hi - lo) * v)
+            unknown: dict[int, set[str]] = {}
+            for p, o in zip(at[~known].tolist(), owner[~known].tolist()):
+                unknown.setdefault(o, set()).add(bare[o][p - starts[o]:p - starts[o] + n])
+            for o, part in enumerate(np.split((key % v).astype(np.int32), split)):
+                if 0 < len(bare[o]) < n:  # one short shingle, which no id stands for
+                    unknown[o] = {bare[o]}
+                self.shingles[todo[lo + o]] = (part, frozenset(unknown.get(o, ())))
 
 
 class _GoldTable:
@@ -733,18 +745,18 @@ class _GoldTable:
         self.size = np.array([len(g.strings) for g in golds], dtype=np.int64)
         self.offset = np.concatenate([[0], np.cumsum(self.size)]).astype(np.int64)
         self.query = np.repeat(np.arange(len(golds)), self.size)  # global number -> query
-        # Every query's known gold ids under one sorted key, query * vocabulary + id, so that
-        # the shingles of all retrieved chunks of a ranking are looked up at once. Sized by
-        # the golds: where they occur in their documents is not kept, as a long page holding
-        # many queries made that grow with queries x page length.
+        # Every query's known gold ids (ids[start[q]:start[q] + count[q]], sorted) and their
+        # global numbers. Sized by the golds: where they occur in their documents is not kept,
+        # as a long page holding many queries made that grow with queries x page length.
         self.vocab = max(len(index.vocab), 1)
-        q = np.repeat(np.arange(len(golds)), [len(g.ids) for g in golds])
-        self.key = q * self.vocab + _concat([g.ids for g in golds])
-        self.number = self.offset[q] + _concat([g.id_at for g in golds])
+        self.count = np.array([len(g.ids) for g in golds], dtype=np.int64)
+        self.start = np.cumsum(self.count) - self.count
+        self.ids = _concat([g.ids for g in golds])
+        self.number = np.repeat(self.offset[:-1], self.count) + _concat([g.id_at for g in golds])
         self._position: dict[int, dict[str, int]] = {}
 
     def position(self, qi: int, gold: _Gold) -> dict[str, int]:
-        """Gold shingle string -> global number, for query qi (chunks off the fast path)."""
+        """Gold shingle string -> global number, for query qi (strings the ids miss)."""
         if qi not in self._position:
             base = int(self.offset[qi])
             self._position[qi] = {s: base + gi for gi, s in enumerate(gold.strings)}
@@ -772,13 +784,6 @@ def _compact(ranking: np.ndarray) -> np.ndarray:
     return np.take_along_axis(ranking, np.argsort(~valid, axis=1, kind="stable"), axis=1)
 
 
-def _member(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Which of the sorted values `a` are among the sorted values `b`."""
-    if not len(b):
-        return np.zeros(len(a), dtype=bool)
-    return b[np.minimum(np.searchsorted(b, a), len(b) - 1)] == a
-
-
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All of range(starts[i], starts[i] + counts[i]), concatenated, and each one's i."""
     owner = np.repeat(np.arange(len(counts)), counts)
@@ -801,8 +806,8 @@ def _blocks(sizes: list[int], limit: int):
 def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
                 ranking: np.ndarray, *, k: int, budget: int, budgets: Sequence[int],
                 shingle: int, length: Length, chunk_index: dict | None) -> None:
-    """Every query of the ranking at once, as arrays of (query, rank) pairs; only the chunks
-    off the fast path are looked at one by one."""
+    """Every query of the ranking at once, as arrays of (query, rank) pairs; only shingles
+    that ids do not stand for are looked at one by one."""
     queries = query_set.queries
     if not handed:  # no chunks, so nothing retrieved: every score stays 0
         out.retrieved.extend([] for _ in queries)
@@ -836,36 +841,31 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
 
     # the rank (from 1) at which each gold shingle is first found; width + 1: never
     first = np.full(int(table.offset[-1]), width + 1, dtype=np.int64)
-    pq, pj = np.nonzero(in_gold & prep.fast[chunk])
-    pc = chunk[pq, pj]
-    if len(table.key):
-        # The pairs' shingle ids against the gold keys, a block at a time: a few large
-        # chunks in the top k of many queries would otherwise make an array of queries x
-        # chunk length.
-        parts = [prep.distinct_ids(index, c) for c in pc.tolist()]
-        for lo, hi in _blocks([len(x) for x in parts], PAIR_BLOCK):
-            owner = np.repeat(np.arange(lo, hi), [len(x) for x in parts[lo:hi]])
-            key = pq[owner] * table.vocab + np.concatenate(parts[lo:hi])
-            at = np.minimum(np.searchsorted(table.key, key), len(table.key) - 1)
-            hit = table.key[at] == key
-            np.minimum.at(first, table.number[at[hit]], pj[owner[hit]] + 1)
-    for p in [p for p, qi in enumerate(pq.tolist()) if golds[qi].short]:
-        # a short gold is found as a substring of a chunk's whitespace-free text
-        qi, bare = int(pq[p]), "".join(handed[int(pc[p])].text.split())
-        for s in golds[qi].short:
-            if s in bare:
-                g = table.position(qi, golds[qi])[s]
-                first[g] = min(first[g], int(pj[p]) + 1)
-    # Chunks off the fast path: their shingle ids against the gold's, pair by pair.
-    for qi, j in zip(*(x.tolist() for x in np.nonzero(in_gold & ~prep.fast[chunk]))):
-        gold = golds[qi]
-        i = int(chunk[qi, j])
-        ids, unknown = prep.shingle_ids(index, i, handed[i].text)
-        number = table.offset[qi] + gold.id_at[_member(gold.ids, ids)]
-        first[number] = np.minimum(first[number], j + 1)
-        strings = gold.unknown & unknown
-        if gold.short:  # a short gold is found as a substring
-            bare = "".join(handed[i].text.split())
+    pq, pj = np.nonzero(in_gold)
+    pc = chunk[pq, pj].tolist()
+    prep.fill(index, handed, pc + chunk[cols < n_top[:, None]].tolist())
+    parts = [prep.shingles[c] for c in pc]
+    # Each pair's gold ids looked up among its chunk's, all pairs at once under keys pair x
+    # vocabulary + id (sorted as they come); a block of pairs at a time, as a few large
+    # chunks in the top k of many queries would make an array of queries x chunk length.
+    for lo, hi in _blocks([len(ids) for ids, _ in parts], PAIR_BLOCK):
+        held = np.concatenate([ids for ids, _ in parts[lo:hi]])
+        if not len(held):
+            continue
+        held = held + np.repeat(np.arange(lo, hi), [len(ids) for ids, _ in parts[lo:hi]]
+                                ) * table.vocab
+        at, pair = _ranges(table.start[pq[lo:hi]], table.count[pq[lo:hi]])
+        sought = table.ids[at] + (pair + lo) * table.vocab
+        hit = held[np.minimum(np.searchsorted(held, sought), len(held) - 1)] == sought
+        np.minimum.at(first, table.number[at[hit]], pj[lo + pair[hit]] + 1)
+    # What ids cannot say: gold shingles the view lacks, among a chunk's own strings, and a
+    # short gold, found as a substring of a chunk's whitespace-free text.
+    for p in [p for p, qi in enumerate(pq.tolist())
+              if golds[qi].short or (golds[qi].unknown and parts[p][1])]:
+        qi, j, gold = int(pq[p]), int(pj[p]), golds[pq[p]]
+        strings = gold.unknown & parts[p][1]
+        if gold.short:
+            bare = "".join(handed[pc[p]].text.split())
             strings |= {s for s in gold.short if s in bare}
         for s in strings:
             g = table.position(qi, gold)[s]
@@ -905,7 +905,7 @@ def _score_fast(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     for qi, top in enumerate(ranked):
         parts, unknown = [], set()
         for i in top[:n_top[qi]]:
-            ids, extra = prep.shingle_ids(index, i, handed[i].text)
+            ids, extra = prep.shingles[i]
             parts.append(ids)
             unknown |= extra
         ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
