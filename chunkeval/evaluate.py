@@ -417,7 +417,7 @@ class Evaluation:
         indexes are released afterwards: memory stays flat over a run."""
         spec, name = task
         out: list[Result | Failure] = []
-        for ret in retrievers:
+        for i, ret in enumerate(retrievers):
             try:
                 out.append(self.result(name, ret, spec))
             except StrategyFailed as e:
@@ -426,6 +426,12 @@ class Evaluation:
                                        retriever=ret, document=e.document, detail=e.detail)
                 out.append(Failure(e.strategy, self.query_set(spec).name, str(e), e.retriever,
                                    e.document, e.detail))
+            # An index no later retriever of the task fuses goes now, not after the next
+            # index is built beside it.
+            later = {p for r in retrievers[i + 1:] for p in (r, *retrieval.get(r).fuses)}
+            for key in [k for k in self._indexes if k[0] == name and k[2] == spec
+                        and k[1] not in later]:
+                del self._indexes[key]
         self.release(name, spec)
         return out
 

@@ -13,6 +13,7 @@ from .ranking import Batched
 
 K1, B = 1.2, 0.75
 LSA_DIMS, LSA_SAMPLE, LSA_MAX_FEATURES = 128, 6000, 60000
+ROW_BLOCK = 1 << 14
 
 
 class BM25Index(Batched):
@@ -83,6 +84,7 @@ class LSAIndex(Batched):
         # no 2-grams at all (one-character chunks): every score is 0
         self.tfidf = TfidfTransformer().fit(counts) if len(bigrams) else None
         x = self.tfidf.transform(counts) if self.tfidf is not None else counts
+        del tf, counts  # only x from here on: the vectors, next, are the largest part
         rng = np.random.default_rng(seed)
         rows = np.sort(rng.choice(self.n, size=sample, replace=False)) if self.n > sample \
             else np.arange(self.n)
@@ -98,10 +100,16 @@ class LSAIndex(Batched):
         return self.n
 
     def _embed(self, x: sp.csr_matrix) -> np.ndarray:
-        v = x @ self.components.T if self.components is not None else x.toarray()
-        v = np.asarray(v, dtype=np.float64)
-        norms = np.linalg.norm(v, axis=1, keepdims=True)
-        return v / np.where(norms > 0, norms, 1)
+        c = self.components
+        v = np.empty((x.shape[0], x.shape[1] if c is None else len(c)), dtype=np.float64)
+        # By row blocks, in place: each temporary of the whole array was the size of the index
+        # (every row is computed on its own, so the values are the same).
+        for lo in range(0, len(v), ROW_BLOCK):
+            part, block = x[lo:lo + ROW_BLOCK], v[lo:lo + ROW_BLOCK]
+            block[:] = part.toarray() if c is None else part @ c.T
+            norms = np.linalg.norm(block, axis=1, keepdims=True)
+            block /= np.where(norms > 0, norms, 1)
+        return v
 
     def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
         q = self.bigrams.counts(queries)
@@ -109,7 +117,8 @@ class LSAIndex(Batched):
             q = self._embed(self.tfidf.transform(q) if self.tfidf is not None else q)
             # A matrix product's last bits depend on its shape (the batch size); rounding
             # them off keeps near-equal chunks in id order whatever the batching.
-            return np.round(q @ self.vectors.T, 9)
+            scores = q @ self.vectors.T
+            return np.round(scores, 9, out=scores)
 
 
 

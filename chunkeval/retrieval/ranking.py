@@ -11,8 +11,10 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-# A batch of dense scores holds at most this many floats, whatever the corpus size.
+# A batch of dense scores holds at most this many floats, whatever the corpus size; top_k
+# works on fewer at a time, as its temporaries are several times the size of its rows.
 _BATCH_CELLS = 1 << 23
+_TOP_CELLS = 1 << 21
 _MAX_BATCH = 256
 # Deep enough for a reciprocal-rank fusion of the parts (hybrid.py).
 RRF_DEPTH = 100
@@ -35,6 +37,9 @@ def batches(n_queries: int, n_chunks: int):
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Row-wise ids of the k highest scores, best first, lower id first among equals."""
     n_rows, n = scores.shape
+    step = max(1, _TOP_CELLS // max(n, 1))
+    if n_rows > step:  # each row on its own: the same ids, a few rows at a time
+        return np.concatenate([top_k(scores[lo:lo + step], k) for lo in range(0, n_rows, step)])
     out = np.full((n_rows, k), -1, dtype=np.int64)
     take = min(k, n)
     if take == 0 or n_rows == 0:
