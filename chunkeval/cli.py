@@ -18,7 +18,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import __version__, cache, config, export, report, strategies
+# The reports, the embedding cache and the statistics (numpy, with the scoring and the
+# indexes behind them) are imported by the commands that use them: building the command
+# line, and `--help`, needs none.
+from . import __version__, cache, config, export, strategies
 from .cache import atomic_write
 from .corpus import DEFAULT_CORPUS, fetch_builtin, format_of, load_corpus
 from .corpus.debian import BUILTIN_CORPORA
@@ -32,10 +35,9 @@ from .outside import load
 from .queries import build_default_query_sets, generate, imports
 from .report import queries_page
 from .results import DEFAULTS, BaselineEntry, Results
-from .retrieval import embedding, load_retriever
+from .retrieval import load_retriever
 from .session import Session, read_results
 from .shard import merge
-from .stats import paired_bootstrap
 
 EPILOG = """examples:
   chunkeval corpus fetch --apt-update     download and verify the default corpus (debian-ja)
@@ -266,6 +268,8 @@ def _out_dir(out: str) -> Path:
 
 def _write_results(results: Results, out: Path, queries: str | None = None
                    ) -> dict[str, Path]:
+    from . import report
+
     atomic_write(out / "results.json", json.dumps(results.to_json(), ensure_ascii=False) + "\n")
     return report.write_reports(results, out, queries)
 
@@ -490,6 +494,8 @@ def _queries_generate(args) -> int:
 
 # -- run -----------------------------------------------------------------------------------------
 def _run(args) -> int:
+    from . import report
+
     session = _session(args)
     out = _out_dir(args.out)
     executor = make(args.executor, jobs=args.jobs, address=args.address,
@@ -540,6 +546,8 @@ def _cache(args) -> int:
     """Parsed corpora, downloaded packages and generated questions are kept by `clear`: they
     are costly to make again (the packages need apt, the questions a generator's calls) and
     never give a wrong number."""
+    from .retrieval import embedding
+
     if args.cache_command == "clear":
         status = 0
         for what, where, clear in (("embedding cache", embedding.root(), embedding.clear),
@@ -577,6 +585,8 @@ def _cache(args) -> int:
 
 # -- merge -------------------------------------------------------------------------------------
 def _merge(args) -> int:
+    from . import report
+
     docs = []
     for d in args.dirs:
         path = Path(d) / "results.json" if Path(d).is_dir() else Path(d)
@@ -603,6 +613,9 @@ def _export(args) -> int:
 
 # -- compare -------------------------------------------------------------------------------------
 def _compare(args) -> int:
+    from . import report
+    from .stats import paired_bootstrap
+
     session = _session(args)
     retriever = args.compared_retriever
     if ":" in retriever:

@@ -47,6 +47,7 @@ from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
 from .shard import select
+from .strategies.defaults import default_retrievers
 
 # Deep enough that the 4,000-char end of the budget curve fills even with small chunks.
 SEARCH_DEPTH = 64
@@ -183,7 +184,7 @@ class Evaluation:
         s = self.settings
         length = None
         if s.length != metrics.LENGTH:  # a token count may size the chunks
-            metrics.length_function(s.length)
+            outside.length_function(s.length)
             length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
         return _digest({
             "format": cache.CHUNKS_FORMAT, "chunkeval": __version__,
@@ -226,7 +227,7 @@ class Evaluation:
         rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
                      if view[c.doc_id].text[c.start:c.end] != c.text}
         try:  # the first use of an outside length measure
-            stats = metrics.chunk_stats(searched, metrics.length_function(self.settings.length),
+            stats = metrics.chunk_stats(searched, outside.length_function(self.settings.length),
                                         hash=chunks_hash(searched, handed))
         except ConfigError:
             raise
@@ -299,7 +300,7 @@ class Evaluation:
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                                    budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
                                    chunk_index=chunked.scoring,
-                                   length=metrics.length_function(s.length),
+                                   length=outside.length_function(s.length),
                                    coverage=s.coverage)
             embedded2, cached2 = self._embedding_counts()
             self._results[key] = Result(
@@ -328,7 +329,7 @@ class Evaluation:
         parents = chunks.parents
         length = None
         if s.length != metrics.LENGTH:  # an outside measure: its module's source counts
-            metrics.length_function(s.length)  # imported, so its module is known
+            outside.length_function(s.length)  # imported, so its module is known
             length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
         return _digest({
             "format": cache.RESULT_FORMAT, "chunkeval": __version__, "code": _code_digest(),
@@ -483,17 +484,6 @@ class Evaluation:
                           "reused": sum(1 for x in results if x.reused),
                           "evaluated": sum(1 for x in results if not x.reused)},
             results=results, failures=list(failures))
-
-
-# Retrievers that embed every chunk text: when no retrievers are named, they run on a few
-# strategies only (strategies.FEW); an encoder is the costly part of a cold run.
-LIMITED_RETRIEVERS = ("use", "hybrid-use")
-
-
-def default_retrievers(strategy: str) -> list[str]:
-    """Every registered retriever that can run here, the limited ones on their strategies."""
-    return [r for r in retrieval.names()
-            if r not in LIMITED_RETRIEVERS or strategy in strategies.FEW]
 
 
 @contextlib.contextmanager
@@ -744,7 +734,7 @@ def _digest(obj) -> str:
 # fingerprint (which includes its view), and the reporting code does not touch the numbers.
 # So editing one strategy re-evaluates only what its new chunks change.
 RESULT_MODULES = ("evaluate.py", "metrics.py", "stats.py", "model.py", "results.py",
-                  "cache.py", "retrieval/*.py")
+                  "cache.py", "outside.py", "retrieval/*.py")
 
 _DIGESTS: dict[tuple[str, ...], str] = {}
 

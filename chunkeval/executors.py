@@ -15,7 +15,7 @@ import multiprocessing
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
-from . import metrics, retrieval, strategies
+from . import outside, retrieval, strategies
 from .errors import ConfigError
 from .results import Failure
 from .shard import task_costs
@@ -199,7 +199,7 @@ def load_again(modules: tuple[tuple[str, str, str], ...]) -> None:
 
 
 def _length(spec: str, root: str) -> None:
-    length = metrics.length_function(spec, root)
+    length = outside.length_function(spec, root)
     strategies.size_by(spec, lambda: length)  # the strategies sized by it (fixed-400t)
 
 

@@ -34,9 +34,6 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
-from . import metrics
 from .cache import atomic_write
 from .errors import InputError
 from .model import Chunk, Corpus, Document, Query, QuerySet
@@ -108,6 +105,10 @@ def judgements(results: Results, qs: QuerySet) -> dict[str, list[dict[str, int]]
     chunks = [Chunk(doc, a, b, text) for doc, a, b, text in handed]
     asked = [sorted({n for rows in pooled.values() for n in rows[i].values()})
              for i in range(len(qs.queries))]
+    import numpy as np  # here, not at import: the command line's parser reads FORMATS
+
+    from . import metrics
+
     share: list[dict[int, float]] = [{} for _ in qs.queries]
     prepared: dict = {}
     # one chunk a query at a time, each scored alone (k = 1): its own coverage

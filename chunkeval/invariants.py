@@ -31,7 +31,7 @@ import numbers
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from .metrics import length_function
+from .outside import length_function
 from .model import Chunk, Document
 from .strategies.registry import Strategy
 from .strategies.structure import heading_path, table_header

@@ -38,7 +38,7 @@ pass of array work for all queries of a ranking), and the top k's shingle count 
 ids. Shingles the view lacks (rewritten text, a document outside the view) stay strings.
 
 Lengths (the context budget, the budget curve, chunk-length statistics) are characters by
-default; `length_function("module:attr")` names another measure, such as a tokenizer's count.
+default; `outside.length_function("module:attr")` names another measure (a tokenizer's count).
 
 The defaults of k, the budget, the shingle size and the rest are those of results.Settings.
 """
@@ -54,16 +54,16 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import outside
-from .errors import ConfigError, ContractError, UnknownName
+from .errors import ConfigError, UnknownName
 from .model import Chunk, Document, QuerySet
-from .results import (DEFAULTS, METRICS, ChunkStats, CutRate, Overlap, PerQuery, Stat)
+from .outside import Length
+from .results import (COVERAGE_RULES, DEFAULTS, METRICS, ChunkStats, CutRate, Overlap, PerQuery,
+                      Stat)
 from .stats import mean_se
 
 K, BUDGET, BUDGETS = DEFAULTS.k, DEFAULTS.budget, DEFAULTS.budgets
 COMPLETE_AT, SHINGLE, LENGTH = DEFAULTS.complete_at, DEFAULTS.shingle, DEFAULTS.length
 COVERAGE = DEFAULTS.coverage
-COVERAGE_RULES = ("auto", "positional", "text")
 # Chroma's chunking evaluation's metrics (its base_evaluation.py), on positional gold only.
 CHROMA_METRICS = ("chroma_recall", "chroma_precision", "chroma_iou", "precision_omega")
 SHORT_CHUNK = 30
@@ -72,31 +72,6 @@ SHORT_CHUNK = 30
 PAIR_BLOCK = 1 << 18
 UNION_BATCH = 1 << 23
 CUT_KINDS = ("table", "pre")
-
-Length = Callable[[str], int]
-
-
-@lru_cache(maxsize=8)
-def length_function(spec: str = LENGTH, root: str | None = None) -> Length:
-    """The length measure a spec names: "chars" (len), or "module:attr", a callable
-    text -> int (a tokenizer's count, say) importable from `root`, else from the working
-    directory. ConfigError says what is wrong with the spec."""
-    if spec == "chars":
-        return len
-    if ":" not in spec:
-        raise ConfigError(f"length {spec!r}: expected 'chars' or 'module:attribute'")
-    obj = outside.load(spec, "length", root or ".")
-    if not callable(obj):
-        raise ConfigError(f"length {spec!r}: {spec.partition(':')[2]!r} is not callable")
-
-    def length(text: str) -> int:
-        n = obj(text)
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ContractError(f"length {spec!r} returned {n!r} for a text of {len(text)} "
-                                "characters; it must return an int >= 0")
-        return n
-    return length
-
 
 def shingles(text: str, n: int = SHINGLE) -> frozenset[str]:
     """The n-character shingles of `text` with all whitespace removed; a non-empty text

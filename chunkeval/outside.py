@@ -13,10 +13,13 @@ import hashlib
 import importlib
 import sys
 import traceback
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from .errors import ConfigError
+from .errors import ConfigError, ContractError
+
+Length = Callable[[str], int]
 
 
 class on_path:
@@ -101,3 +104,25 @@ def source_digest(obj: Any) -> str | None:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
     except OSError:
         return None
+
+
+@lru_cache(maxsize=8)
+def length_function(spec: str = "chars", root: str | None = None) -> Length:
+    """The length measure a spec names: "chars" (len), or "module:attr", a callable
+    text -> int (a tokenizer's count, say) importable from `root`, else from the working
+    directory. ConfigError says what is wrong with the spec."""
+    if spec == "chars":
+        return len
+    if ":" not in spec:
+        raise ConfigError(f"length {spec!r}: expected 'chars' or 'module:attribute'")
+    obj = load(spec, "length", root or ".")
+    if not callable(obj):
+        raise ConfigError(f"length {spec!r}: {spec.partition(':')[2]!r} is not callable")
+
+    def length(text: str) -> int:
+        n = obj(text)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ContractError(f"length {spec!r} returned {n!r} for a text of {len(text)} "
+                                "characters; it must return an int >= 0")
+        return n
+    return length

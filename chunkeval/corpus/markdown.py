@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-
-from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, Problem
 from ..model import Block, Document
 from .html import decode_html
+
+if TYPE_CHECKING:  # imported where a file is parsed, as html.py does lxml
+    from markdown_it import MarkdownIt
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 TEXT_PARSER_VERSION = "2"
@@ -27,6 +28,9 @@ _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
     return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 
 

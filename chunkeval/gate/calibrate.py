@@ -25,18 +25,22 @@ import json
 import random
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .. import strategies
 from ..errors import InputError
-from ..evaluate import Evaluation
 from ..model import Chunk, Document
 from ..progress import Progress
 from ..results import COMPARED, BaselineEntry, Check, ChunkStats, Noise, PerQuery, Result
 from .power import queries_needed
 from .verdict import Tolerance, compare
+
+# numpy is imported where trials are run and judged: the command line (`chunkeval --help`
+# too) imports this module for DROPS.
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..evaluate import Evaluation
 
 DROPS = (0.05, 0.1, 0.2, 0.3)
 POWER = 0.8
@@ -131,6 +135,8 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
                trials: int = 50, drops: Iterable[float] = DROPS, drop_trials: int = 10,
                seed: int = 0, progress: bool | None = None) -> dict:
     """Evaluate the strategy and its variants; returns the trials document (no verdicts)."""
+    import numpy as np
+
     base = strategies.get(strategy)
     specs = evaluation.query_specs
     lengths = []
@@ -215,6 +221,8 @@ def _entries(doc: dict) -> dict[str, BaselineEntry]:
 
 def harmless_diffs(doc: dict) -> dict[str, dict[str, np.ndarray]]:
     """Per comparison and metric, the mean differences of the harmless trials (in order)."""
+    import numpy as np
+
     entries = _entries(doc)
     rows = {c: [_mean_diffs(entry_of(t["results"][c], doc["complete_at"]), entries[c],
                             doc["complete_at"])
@@ -227,6 +235,8 @@ def noise_floors(diffs: dict[str, dict[str, np.ndarray]], leave_out: int | None 
                  ) -> dict[str, dict[str, Noise]]:
     """Per comparison and metric, the noise floor of the harmless differences, without trial
     `leave_out`. Empty when fewer than 3 trials remain (no spread to trust)."""
+    import numpy as np
+
     out: dict[str, dict[str, Noise]] = {}
     for c, by_metric in diffs.items():
         for m, d in by_metric.items():
@@ -244,6 +254,8 @@ def judge(doc: dict, tol: Tolerance, family: int | None = None,
     the mean drop (points) and the share of trials caught. The family defaults to every
     gated comparison of the trials (as the plugin counts them). `calibrated` judges with the
     noise floor the harmless trials measure (leave one out for the harmless trials)."""
+    import numpy as np
+
     cases = list(doc["baseline"])
     entries = _entries(doc)
     complete_at = doc["complete_at"]

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Iterable, Sequence
 
-import numpy as np
-
 POWER = 0.8
 # A set gates when it catches a 15-point drop of coverage 4 times in 5. On the default
 # corpora, 15 points separates chunking choices a team would revert (fixed-1600 from
@@ -93,11 +91,13 @@ def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 
     """Queries a paired test needs to catch a mean drop `effect` with the given power, when
     per-query differences have standard deviation `sd` (normal approximation, one-sided at
     alpha / family)."""
-    return int(np.ceil((_z(alpha, family, power) * sd / effect) ** 2))
+    return math.ceil((_z(alpha, family, power) * sd / effect) ** 2)
 
 
 def coverage_sd(series: Iterable[Sequence[float]]) -> float | None:
     """The median spread of per-query coverage over results of one set (None: none)."""
+    import numpy as np  # as scipy in _z: reading the settings of the gate needs neither
+
     sds = [float(np.std(s)) for s in series if len(s) > 1]
     return float(np.median(sds)) if sds else None
 

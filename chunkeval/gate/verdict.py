@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BaselineError
 from ..results import COMPARED, GATED, BaselineEntry, Noise
-from ..stats import paired_bootstrap
+
+if TYPE_CHECKING:  # imported by compare: a session that only configures the gate needs none
+    import numpy as np
 
 # With a calibrated noise floor, the query-sampling interval is a plain 95% one: the floor
 # already carries the family-wise bound.
@@ -125,6 +125,10 @@ def compare(now: Measured, entry: BaselineEntry, complete_at: float,
     """One verdict per metric both sides have; only gated metrics can regress. A metric with
     a noise floor in the entry is judged against it (see the module notes). BaselineError
     when the two were not measured on the same queries."""
+    import numpy as np
+
+    from ..stats import paired_bootstrap
+
     new = now.series(complete_at)
     old = entry.series(complete_at)
     verdicts = []

@@ -6,9 +6,16 @@ ranks vectors and caches them, `neural.py` is the built-in encoder, `hybrid.py` 
 rankings; `ranking.py` holds the Index contract and the top-k they share.
 """
 
-from .ranking import Index
 from .registry import (Retriever, available, build_index, get, load_retriever, names, register,
                        unregister)
+
+
+def __getattr__(name: str):
+    if name == "Index":  # its module needs numpy: loaded on first use, as the indexes are
+        from .ranking import Index
+        return Index
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Index", "Retriever", "available", "build_index", "get", "load_retriever", "names",
            "register", "unregister"]

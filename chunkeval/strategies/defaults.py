@@ -4,6 +4,7 @@ few that the costly retrievers run on by default."""
 
 from __future__ import annotations
 
+from ..retrieval import names as retrievers
 from .fixed import fixed
 from .headings import headings
 from .langchain_html import lc_html_header, lc_html_semantic
@@ -33,3 +34,10 @@ FEW = ("fixed-400", "structure-400+prefix", "recursive-400-ov40")
 # Built-ins run only when named: a corpus's first chunking embeds every sentence with the
 # `use` encoder (bench/results/semantic.md). Registered where it is installed.
 NAMED_ONLY = [kamradt(400), kamradt(800), cluster(400), cluster(800)] if installed() else []
+# The costly ones: they embed every chunk text, and an encoder is what a cold run costs most.
+LIMITED_RETRIEVERS = ("use", "hybrid-use")
+
+
+def default_retrievers(strategy: str) -> list[str]:
+    """Every registered retriever that can run here, the limited ones on FEW only."""
+    return [r for r in retrievers() if r not in LIMITED_RETRIEVERS or strategy in FEW]

@@ -25,8 +25,6 @@ import html
 import warnings
 from functools import lru_cache
 
-import numpy as np
-
 from ..model import Chunk, Document, TABLE_CELL_SEP
 from .registry import Strategy
 
@@ -38,7 +36,7 @@ SHINGLE = 8
 SEMANTIC_DROPS = ("heading2", "heading3")  # the headings it splits on go to metadata only
 
 # Every code point str.isspace() accepts (all of them lie below U+3001).
-_SPACES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+_SPACES = [c for c in range(0x3001) if chr(c).isspace()]
 
 _TAGS = {"heading1": "h1", "heading2": "h2", "heading3": "h3", "heading4": "h4",
          "paragraph": "p", "pre": "pre", "other": "div"}
@@ -100,7 +98,10 @@ def _keyed(text: str, skip: set[int] = frozenset()) -> tuple[str, list[int]]:
     """The text without whitespace (and the offsets in `skip`), and each kept char's offset.
 
     Done on code point arrays: a Python loop over every character was a third of these
-    strategies' time."""
+    strategies' time. (numpy is imported here: registering these strategies, as every
+    session does, needs none.)"""
+    import numpy as np
+
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     keep = ~np.isin(codes, _SPACES)
     if skip:
