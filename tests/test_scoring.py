@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chunkeval import metrics
 from chunkeval.metrics import Scores, score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 
@@ -121,6 +122,24 @@ def test_parent_child_rankings_agree():
                         query(2, "b", "something else")), VIEW)
     for ranking in ([0, 1, 2, 3], [3, 2, 1, 0], [2], [1, 3]):
         both(qs, parents, rows(ranking, ranking, ranking), k=2, budgets=(50, 100, 200))
+
+
+@pytest.mark.parametrize("collide", [False, True], ids=["hashes", "colliding-hashes"])
+def test_small_batches_and_colliding_hashes_agree(monkeypatch, collide):
+    """A vocabulary merged a few shingles at a time, chunks and pairs looked up a few at a
+    time, and a hash under which different shingles meet (the exact keys take over)."""
+    monkeypatch.setattr(metrics, "UNION_BATCH", 5)
+    monkeypatch.setattr(metrics, "PAIR_BLOCK", 7)
+    if collide:
+        hash_ = metrics._hash
+        monkeypatch.setattr(metrics, "_hash", lambda rows: hash_(rows) % np.uint64(3))
+    VIEW.__dict__.pop("_chunkeval_scoring", None)  # the view's vocabulary, built again
+    try:
+        test_hand_made_cases_agree_and_hold_the_worked_values()
+        test_parent_child_rankings_agree()
+        assert (VIEW.__dict__["_chunkeval_scoring"][("view", 8)].hash is None) == collide
+    finally:
+        VIEW.__dict__.pop("_chunkeval_scoring", None)
 
 
 def test_no_chunks_retrieve_nothing():
