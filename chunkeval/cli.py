@@ -33,7 +33,6 @@ from .gate.power import set_power
 from .model import _digest
 from .outside import load
 from .queries import build_default_query_sets, generate, imports
-from .report import queries_page
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import load_retriever
 from .session import Session, read_results
@@ -506,6 +505,8 @@ def _run(args) -> int:
     if session.shard is not None:
         print(f"shard {session.shard}: {len(results.shard['tasks'])} strategy x query set "
               "task(s)")
+    from .report import queries_page
+
     written = _write_results(results, out, queries_page.FILE)
     written["queries"] = queries_page.write_run_page(
         results, [session.query_set(s) for s in session.query_specs()], out)

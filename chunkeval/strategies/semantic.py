@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import outside
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 from ..retrieval import registry as retrievers
-from ..retrieval.embedding import EmbeddingCache
 from .recursive import split_spans, stripped
 from .registry import Strategy
+
+if TYPE_CHECKING:  # numpy and the cache are imported when a document is split: the default
+    import numpy as np  # matrix names these strategies on every start-up
+
+    from ..retrieval.embedding import EmbeddingCache
 
 Span = tuple[int, int]
 MODEL = "use"
@@ -75,6 +78,10 @@ _CACHES: dict[Path, EmbeddingCache] = {}
 
 def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     """L2-normalised vectors of `texts` by the named embedding retriever, cached."""
+    import numpy as np
+
+    from ..retrieval.embedding import EmbeddingCache
+
     r = retrievers.get(retriever)
     if r.embed is None:
         raise ConfigError(f"semantic chunking needs an embedding retriever; {retriever!r} "
@@ -95,6 +102,8 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
 
 def kamradt_spans(text: str, size: int, percentile: float = 95, buffer: int = 1,
                   retriever: str = MODEL) -> list[Span]:
+    import numpy as np
+
     units = _at_most(text, sentences(text), size)
     n = len(units)
     if n < 2:
@@ -134,6 +143,8 @@ def best_groups(v: np.ndarray, starts: list[int], ends: list[int], size: int
     """Pieces i..j-1 as [i, j) groups spanning at most `size` chars (a piece alone always
     fits) that maximise the sum over groups of their pairwise similarities, each less the
     mean similarity of all pairs of the document; `v` holds the pieces' unit vectors."""
+    import numpy as np
+
     n = len(v)
     if n < 2:
         return [(0, n)] if n else []
