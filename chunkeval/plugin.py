@@ -122,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if pyproject not in config.args:
             config.args.append(pyproject)
     # Under xdist, keep every test of one strategy on one worker so its chunks and indexes
-    # are built once, not once per worker.
+    # are built once, not once per worker (pytest_xdist_make_scheduler).
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
     if not hasattr(config, "workerinput"):
@@ -195,6 +195,27 @@ def _case(item: pytest.Item) -> Case | None:
     spec = getattr(item, "callspec", None)
     case = spec.params.get("retrieval_case") or spec.params.get("cut_case") if spec else None
     return case if isinstance(case, Case) else None
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # an xdist hook: absent without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist's loadgroup, its groups read from the cases' test ids. xdist passes a group to
+    the controller as a suffix its workers write into the node id, which pytest 9.2 no longer
+    lets them change; and a worker started by `-n` alone does not write it at all."""
+    state = config.stash.get(STATE, None)
+    if config.getvalue("dist") != "loadgroup" or state is None:
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    retrieval, cut = state.session.cases()
+    groups = {c.id: c.group for c in [*retrieval, *cut]}
+
+    class CaseGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            param = nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else ""
+            return groups.get(param) or super()._split_scope(nodeid)
+
+    return CaseGroups(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -240,6 +240,23 @@ def test_worse_implementation_under_the_same_name_fails_and_xdist_agrees(project
     assert all("before" in c for c in cases)
 
 
+def test_under_xdist_the_tests_of_one_strategy_and_query_set_share_a_worker(project):
+    # Their chunks and indexes are then built by one worker only. pytest 9.2 ignores the node
+    # id suffix by which xdist's own loadgroup passes groups, which split them round-robin.
+    result = run(project, "-n", "2", "-v", "--chunkeval-retrievers", "bm25,lsa,hybrid",
+                 "--update-baselines", subprocess=True)
+    assert result.ret == 0, result.stdout.str()
+    ran = re.findall(r"^\[(gw\d)\] \[ *\d+%\] PASSED \S+::test_(?:recall|cut_rate)\[(.+)\]",
+                     result.stdout.str(), re.M)
+    workers: dict[str, set[str]] = {}
+    for worker, case in ran:
+        strategy = next(s for s in METRIC_STRATEGIES.split(",") if case.startswith(s + "-"))
+        workers.setdefault(strategy, set()).add(worker)
+    assert len(ran) == 3 * 3 + 1  # three retrievers a strategy, structure-400's cut rate
+    assert set(workers) == set(METRIC_STRATEGIES.split(","))
+    assert all(len(w) == 1 for w in workers.values()), workers
+
+
 def drill_down(path: Path) -> dict:
     """The data the per-query page carries."""
     page = path.read_text(encoding="utf-8")

@@ -23,10 +23,10 @@ def shingle_set(text: str, n: int) -> set[str]:
     return {s[i:i + n] for i in range(len(s) - n + 1)}
 
 
-def found_in(gold: set[str], text: str, n: int) -> set[str]:
+def found_in(gold: set[str], text: str, n: int, shingles=shingle_set) -> set[str]:
     if len(gold) == 1 and len(next(iter(gold))) < n:  # a short gold text is one shingle
         return gold if next(iter(gold)) in "".join(text.split()) else set()
-    return gold & shingle_set(text, n)
+    return gold & shingles(text, n)
 
 
 def read_dump(path: Path) -> tuple[dict, dict]:
@@ -41,51 +41,68 @@ def read_dump(path: Path) -> tuple[dict, dict]:
     return views, gold
 
 
-def recompute(result: dict, view: dict[str, str], queries: list[tuple[str, str]],
-              settings: dict) -> tuple[list[dict], dict]:
+def recompute(results: list[dict], view: dict[str, str], queries: list[tuple[str, str]],
+              settings: dict) -> list[tuple[list[dict], dict]]:
+    """Each result's per-query rows and means. `results` share a strategy and a query set,
+    so they are taken a query at a time: a chunk that several retrievers return for the same
+    query is shingled once."""
     k, budget, n = settings["k"], settings["budget"], settings["shingle"]
-    rows, precision, iou = [], [], []
-    for (doc, answer), pq in zip(queries, result["per_query"], strict=True):
-        spans = pq["retrieved"]
-        texts = [result["rewritten"].get(f"{d}:{a}:{b}", view[d][a:b]) for d, a, b, _ in spans]
-        assert [len(t) for t in texts] == [length for *_, length in spans]
+    rows = [[] for _ in results]
+    precision = [[] for _ in results]
+    iou = [[] for _ in results]
+    for result in results:
+        assert len(result["per_query"]) == len(queries)
+    for i, (doc, answer) in enumerate(queries):
+        memo: dict[str, set[str]] = {}
+
+        def shingles(text: str, n: int) -> set[str]:
+            if text not in memo:
+                memo[text] = shingle_set(text, n)
+            return memo[text]
+
         g = shingle_set(answer, n)
-        prefix, found = [0.0], set()
-        for (d, *_), text in zip(spans, texts):
-            if d == doc and g:
-                found |= found_in(g, text, n)
-            prefix.append(len(found) / len(g) if g else 0.0)
-        top = min(k, len(spans))
-        total, taken = 0, 0
-        for t in texts:
-            if taken and total + len(t) > budget:
-                break
-            total, taken = total + len(t), taken + 1
-        gains = [(j, prefix[j] - prefix[j - 1]) for j in range(1, top + 1)]
-        relevant = [j for j, gain in gains if gain > 0]
-        rows.append({"coverage": prefix[top], "budget_coverage": prefix[taken],
-                     "doc_hit": any(d == doc for d, *_ in spans[:top]),
-                     "rr": 1 / relevant[0] if relevant else 0.0,
-                     "ndcg": sum(gain / math.log2(j + 1) for j, gain in gains)})
-        found_top = set()
-        seen: set[str] = set()
-        for (d, *_), text in zip(spans[:top], texts[:top]):
-            seen |= shingle_set(text, n)
-            if d == doc and g:
-                found_top |= found_in(g, text, n)
-        precision.append(len(found_top) / len(seen) if seen else 0.0)
-        iou.append(len(found_top) / len(seen | g) if seen else 0.0)
+        for r, result in enumerate(results):
+            spans = result["per_query"][i]["retrieved"]
+            texts = [result["rewritten"].get(f"{d}:{a}:{b}", view[d][a:b])
+                     for d, a, b, _ in spans]
+            assert [len(t) for t in texts] == [length for *_, length in spans]
+            prefix, found = [0.0], set()
+            for (d, *_), text in zip(spans, texts):
+                if d == doc and g:
+                    found |= found_in(g, text, n, shingles)
+                prefix.append(len(found) / len(g) if g else 0.0)
+            top = min(k, len(spans))
+            total, taken = 0, 0
+            for t in texts:
+                if taken and total + len(t) > budget:
+                    break
+                total, taken = total + len(t), taken + 1
+            gains = [(j, prefix[j] - prefix[j - 1]) for j in range(1, top + 1)]
+            relevant = [j for j, gain in gains if gain > 0]
+            rows[r].append({"coverage": prefix[top], "budget_coverage": prefix[taken],
+                            "doc_hit": any(d == doc for d, *_ in spans[:top]),
+                            "rr": 1 / relevant[0] if relevant else 0.0,
+                            "ndcg": sum(gain / math.log2(j + 1) for j, gain in gains)})
+            found_top = set()
+            seen: set[str] = set()
+            for (d, *_), text in zip(spans[:top], texts[:top]):
+                seen |= shingles(text, n)
+                if d == doc and g:
+                    found_top |= found_in(g, text, n, shingles)
+            precision[r].append(len(found_top) / len(seen) if seen else 0.0)
+            iou[r].append(len(found_top) / len(seen | g) if seen else 0.0)
 
     def mean(xs) -> float:
         return sum(xs) / len(xs)
 
-    means = {"recall_at_k": mean([r["coverage"] for r in rows]),
-             "budget_recall": mean([r["budget_coverage"] for r in rows]),
-             "complete_rate": mean([r["coverage"] >= settings["complete_at"] for r in rows]),
-             "doc_hit_at_k": mean([r["doc_hit"] for r in rows]),
-             "mrr_at_k": mean([r["rr"] for r in rows]), "ndcg_at_k": mean([r["ndcg"] for r in rows]),
-             "precision": mean(precision), "iou": mean(iou)}
-    return rows, means
+    return [(rs, {"recall_at_k": mean([x["coverage"] for x in rs]),
+                  "budget_recall": mean([x["budget_coverage"] for x in rs]),
+                  "complete_rate": mean([x["coverage"] >= settings["complete_at"] for x in rs]),
+                  "doc_hit_at_k": mean([x["doc_hit"] for x in rs]),
+                  "mrr_at_k": mean([x["rr"] for x in rs]),
+                  "ndcg_at_k": mean([x["ndcg"] for x in rs]),
+                  "precision": mean(ps), "iou": mean(us)})
+            for rs, ps, us in zip(rows, precision, iou)]
 
 
 def check_published(out: Path, dump: Path) -> int:
@@ -93,17 +110,21 @@ def check_published(out: Path, dump: Path) -> int:
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     views, gold = read_dump(dump)
     assert set(views) == set(doc["query_sets"]) == set(gold)
-    checked = 0
+    groups: dict[tuple[str, str], list[dict]] = {}
     for result in doc["results"]:
-        qs = result["query_set"]
-        rows, means = recompute(result, views[qs], gold[qs], doc["settings"])
-        what = f"{result['strategy']} {result['retriever']} {qs}"
-        for i, (mine, published) in enumerate(zip(rows, result["per_query"])):
-            for name, value in mine.items():
-                assert published[name] == pytest.approx(value, abs=1e-6), (what, i, name)
-        for name, value in means.items():
-            assert result["metrics"][name]["value"] == pytest.approx(value, abs=1e-6), (what, name)
-        checked += len(rows)
+        groups.setdefault((result["strategy"], result["query_set"]), []).append(result)
+    checked = 0
+    for (_, qs), results in groups.items():
+        for result, (rows, means) in zip(results, recompute(results, views[qs], gold[qs],
+                                                            doc["settings"])):
+            what = f"{result['strategy']} {result['retriever']} {qs}"
+            for i, (mine, published) in enumerate(zip(rows, result["per_query"])):
+                for name, value in mine.items():
+                    assert published[name] == pytest.approx(value, abs=1e-6), (what, i, name)
+            for name, value in means.items():
+                assert result["metrics"][name]["value"] == pytest.approx(value, abs=1e-6), \
+                    (what, name)
+            checked += len(rows)
     return checked
 
 
