@@ -7,11 +7,11 @@ Each run is a fresh process; its peak RSS is the largest of the process and the 
 waited for (wait4's rusage), so a pytest run with forked workers counts its biggest one, and
 its CPU seconds are those of the process and its children.
 
-The result cache (results reused across runs, under $CHUNKEVAL_CACHE/results) decides what a
-run costs, so the cache state is chosen:
+The result and chunk caches (results and chunks reused across runs, under
+$CHUNKEVAL_CACHE/results and chunks/) decide what a run costs, so their state is chosen:
 
-    --warm (default)  run the command once untimed to fill the result cache, then time it
-    --cold            empty the result cache before every timed run; parsed corpora,
+    --warm (default)  run the command once untimed to fill the caches, then time it
+    --cold            empty both before every timed run; parsed corpora,
                       downloaded packages and embeddings are kept, as a fresh checkout of a
                       project on a used machine has them
 
@@ -20,7 +20,7 @@ run costs, so the cache state is chosen:
     python bench/runs.py --cold --repeat 3 -- python -m pytest -q -p no:randomly tests/test_regression.py
 
 Point $CHUNKEVAL_CACHE at a folder of your own to leave a shared cache alone (--cold empties
-its results/). Prints one line a run (with the one-minute load average when it ended) and a
+its results/ and chunks/). Prints one line a run (with the one-minute load average when it ended) and a
 median line; --json writes them too.
 """
 
@@ -49,9 +49,10 @@ def run_once(cmd: list[str], cwd: str | None) -> dict:
             "exit": code, "stderr_tail": err.strip().splitlines()[-3:] if code else []}
 
 
-def results_cache() -> str:
-    from chunkeval.cache import results_root
-    return str(results_root())
+def stored_runs() -> list[str]:
+    """The result cache and the chunk cache: what a cold run makes afresh."""
+    from chunkeval.cache import CHUNKS, results_root
+    return [str(results_root()), str(CHUNKS.root())]
 
 
 def main() -> int:
@@ -62,7 +63,7 @@ def main() -> int:
     p.add_argument("--label", default="")
     state = p.add_mutually_exclusive_group()
     state.add_argument("--cold", action="store_true",
-                       help="empty the result cache before every run")
+                       help="empty the result and chunk caches before every run")
     state.add_argument("--warm", action="store_true",
                        help="fill the result cache with one untimed run first (the default)")
     p.add_argument("--json", metavar="FILE", help="append the runs and medians here (JSONL)")
@@ -79,7 +80,8 @@ def main() -> int:
     runs = []
     for i in range(args.repeat):
         if cache == "cold":
-            shutil.rmtree(results_cache(), ignore_errors=True)
+            for folder in stored_runs():
+                shutil.rmtree(folder, ignore_errors=True)
         r = run_once(cmd, args.cwd)
         runs.append(r)
         print(f"{args.label} {cache} run {i + 1}: {r['seconds']:.1f} s, CPU {r['cpu_seconds']:.1f} s, "

@@ -141,6 +141,7 @@ class _Set:
             points = {0, len(d.text)} | {p for b in d.blocks for p in (b.start, b.end)}
             self.cuts[d.id] = sorted(p for p in points if 0 <= p <= len(d.text))
         self.needed: dict[str, set[int]] = {}
+        self.spans: set[tuple[str, int, int]] = set()  # those whose pieces are needed
         self.chunks: dict[tuple, int] = {}
         gold = [(q.doc_id, a, b) for q in qs.queries for a, b in q.spans]
         page.text_chars += self.cost(gold)
@@ -157,14 +158,15 @@ class _Set:
     def cost(self, spans: list[tuple[str, int, int]]) -> int:
         """Characters of text the spans add to the page."""
         new: dict[str, set[int]] = {}
-        for d, a, b in spans:
+        for d, a, b in set(spans) - self.spans:  # a case's chunks recur across its queries
             have = self.needed.get(d, ())
             new.setdefault(d, set()).update(i for i in self._pieces(d, a, b) if i not in have)
         return sum(self.cuts[d][i + 1] - self.cuts[d][i] for d, ids in new.items() for i in ids)
 
     def need(self, spans: list[tuple[str, int, int]]) -> None:
-        for d, a, b in spans:
+        for d, a, b in set(spans) - self.spans:
             self.needed.setdefault(d, set()).update(self._pieces(d, a, b))
+        self.spans.update(spans)
 
     def chunk(self, doc: str, a: int, b: int, affix) -> int:
         """A chunk's number: [doc, start, end], then [prefix, suffix] around the slice, or
