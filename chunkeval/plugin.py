@@ -207,7 +207,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         return None
     from xdist.scheduler import LoadGroupScheduling
 
-    retrieval, cut = state.session.cases()
+    try:
+        retrieval, cut = state.session.cases()
+    except ChunkevalError:  # said by the workers' collection, which fails on it
+        return None
     groups = {c.id: c.group for c in [*retrieval, *cut]}
 
     class CaseGroups(LoadGroupScheduling):
