@@ -197,35 +197,39 @@ def _case(item: pytest.Item) -> Case | None:
     return case if isinstance(case, Case) else None
 
 
+def _worker_group(strategy: str) -> str:
+    return f"chunkeval:{strategy}"
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)  # an xdist hook: absent without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """xdist's loadgroup, its groups read from the cases' test ids. xdist passes a group to
-    the controller as a suffix its workers write into the node id, which pytest 9.2 no longer
-    lets them change; and a worker started by `-n` alone does not write it at all."""
+    """xdist's loadgroup, a strategy's tests one group, read from their test ids. xdist
+    passes a group to the controller as a suffix its workers write into the node id, which
+    pytest 9.2 no longer lets them change; and a worker started by `-n` alone does not write
+    it at all. Only the strategies' names are used: the controller builds no query set (an
+    unconfigured project's would be the default corpus, fetched)."""
     state = config.stash.get(STATE, None)
     if config.getvalue("dist") != "loadgroup" or state is None:
         return None
     from xdist.scheduler import LoadGroupScheduling
 
-    try:
-        retrieval, cut = state.session.cases()
-    except ChunkevalError:  # said by the workers' collection, which fails on it
-        return None
-    groups = {c.id: c.group for c in [*retrieval, *cut]}
+    longest_first = sorted(state.strategies, key=len, reverse=True)
 
-    class CaseGroups(LoadGroupScheduling):
+    class StrategyGroups(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
             param = nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else ""
-            return groups.get(param) or super()._split_scope(nodeid)
+            # a case id starts with its strategy's name: fixed-400-ov40-bm25-faq-headings
+            strategy = next((s for s in longest_first if param.startswith(s + "-")), None)
+            return _worker_group(strategy) if strategy else super()._split_scope(nodeid)
 
-    return CaseGroups(config, log)
+    return StrategyGroups(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         case = _case(item)
         if case is not None and not isinstance(item, CaseItem):
-            item.add_marker(pytest.mark.xdist_group(case.group))
+            item.add_marker(pytest.mark.xdist_group(_worker_group(case.strategy)))
             item.add_marker(pytest.mark.corpus)
     state = config.stash.get(STATE, None)
     if state is not None and state.session.shard is not None:
@@ -344,7 +348,7 @@ class CaseItem(pytest.Item):
     def __init__(self, *, case: Case, check: str, **kw):
         super().__init__(**kw)
         self.case, self.check = case, check
-        self.add_marker(pytest.mark.xdist_group(case.group))
+        self.add_marker(pytest.mark.xdist_group(_worker_group(case.strategy)))
         self.add_marker(pytest.mark.corpus)
 
     def runtest(self) -> None:

@@ -240,8 +240,8 @@ def test_worse_implementation_under_the_same_name_fails_and_xdist_agrees(project
     assert all("before" in c for c in cases)
 
 
-def test_under_xdist_the_tests_of_one_strategy_and_query_set_share_a_worker(project):
-    # Their chunks and indexes are then built by one worker only. pytest 9.2 ignores the node
+def test_under_xdist_the_tests_of_one_strategy_share_a_worker(project):
+    # Its chunks and indexes are then built by one worker only. pytest 9.2 ignores the node
     # id suffix by which xdist's own loadgroup passes groups, which split them round-robin.
     result = run(project, "-n", "2", "-v", "--chunkeval-retrievers", "bm25,lsa,hybrid",
                  "--update-baselines", subprocess=True)
@@ -255,6 +255,28 @@ def test_under_xdist_the_tests_of_one_strategy_and_query_set_share_a_worker(proj
     assert len(ran) == 3 * 3 + 1  # three retrievers a strategy, structure-400's cut rate
     assert set(workers) == set(METRIC_STRATEGIES.split(","))
     assert all(len(w) == 1 for w in workers.values()), workers
+
+
+def test_the_xdist_controller_of_an_unconfigured_project_loads_no_corpus(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path):
+    # Grouping by strategy needs the strategies' names only; the query sets would need the
+    # corpus, which for a project without settings is the default one, fetched with apt-get.
+    from chunkeval.session import Session
+
+    def loaded(self):
+        raise AssertionError("the controller loaded the corpus")
+    monkeypatch.setattr(Session, "evaluation", property(loaded))
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    pytester.makepyfile(test_plain="""
+        import pytest
+
+        @pytest.mark.parametrize("n", ["fixed-400-a", "b"])
+        def test_one(n):
+            pass
+    """)
+    result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=2)
 
 
 def drill_down(path: Path) -> dict:

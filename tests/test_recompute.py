@@ -188,7 +188,7 @@ def test_spans_point_into_the_views_not_the_base_documents(docs, tmp_path):
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory) -> tuple[Path, Path]:
     """The default matrix on debian-ja, published once per process: under xdist each worker
-    that checks a part runs it, the second from the result cache the first filled."""
+    that checks a part runs it, reading what the result cache already holds."""
     return publish(tmp_path_factory.mktemp("default"), "--corpus", "debian-ja", "--jobs", "2")
 
 

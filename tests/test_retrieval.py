@@ -347,5 +347,7 @@ def test_the_encoder_takes_its_share_of_the_cores(monkeypatch, workers, cores, t
         monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
     else:
         monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", workers)
+    monkeypatch.setattr(neural.os, "sched_getaffinity", lambda pid: set(range(cores)),
+                        raising=False)
     monkeypatch.setattr(neural.os, "cpu_count", lambda: cores)
     assert neural._threads() == threads

@@ -96,7 +96,7 @@ def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 
 
 def coverage_sd(series: Iterable[Sequence[float]]) -> float | None:
     """The median spread of per-query coverage over results of one set (None: none)."""
-    import numpy as np  # as scipy in _z: reading the settings of the gate needs neither
+    import numpy as np  # here: reading the gate's settings needs none
 
     sds = [float(np.std(s)) for s in series if len(s) > 1]
     return float(np.median(sds)) if sds else None

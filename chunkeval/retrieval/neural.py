@@ -33,8 +33,9 @@ def _threads() -> int:
     if multiprocessing.parent_process():
         return 1
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
-    share = (os.cpu_count() or 1) // int(workers) if workers.isdigit() and workers != "0" \
-        else THREADS
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count() or 1  # the cores this process may use, where the system says
+    share = cores // int(workers) if workers.isdigit() and workers != "0" else THREADS
     return max(1, min(THREADS, share))
 
 
