@@ -70,6 +70,18 @@ def pages_with_spans(root: Path) -> tuple[Path, Path]:
     return docs, spans
 
 
+def run_on_pages_with_spans(root: Path, strategies: str) -> tuple[Path, Path, Path]:
+    """pages_with_spans into root, then `chunkeval run` of the strategies with bm25 and lsa on
+    their section titles and spans.jsonl, in one process: (docs, spans, results folder)."""
+    from chunkeval.cli import main
+    docs, spans = pages_with_spans(root)
+    out = root / "out"
+    assert main(["run", "--corpus", str(docs), "--queries", "section-titles",
+                 "--queries", str(spans), "--strategies", strategies,
+                 "--retrievers", "bm25,lsa", "--jobs", "1", "--out", str(out)]) == 0
+    return docs, spans, out
+
+
 def span_queries(docs: Path) -> str:
     """A JSONL set of positional gold on corpus_pages: a query a page, its first section's
     title asking for 120 characters of that section's first paragraph."""

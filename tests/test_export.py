@@ -10,7 +10,7 @@ import pytest
 from chunkeval.cli import main
 from chunkeval.export import relevance
 from chunkeval.session import read_results
-from helpers import pages_with_spans
+from helpers import run_on_pages_with_spans
 
 
 @pytest.fixture(scope="module")
@@ -19,11 +19,8 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHUNKEVAL_CACHE", str(root / "cache"))
-        docs, _ = pages_with_spans(root)
-        sets = ["--corpus", str(docs), "--queries", "section-titles",
-                "--queries", str(root / "spans.jsonl")]
-        assert main(["run", *sets, "--strategies", "fixed-200,structure-400",
-                     "--retrievers", "bm25,lsa", "--jobs", "1", "--out", str(root / "out")]) == 0
+        docs, spans, _ = run_on_pages_with_spans(root, "fixed-200,structure-400")
+        sets = ["--corpus", str(docs), "--queries", "section-titles", "--queries", str(spans)]
         assert main(["corpus", "info", *sets, "--dump", str(root / "corpus.jsonl")]) == 0
         yield root
 

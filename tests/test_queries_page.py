@@ -15,12 +15,11 @@ import subprocess
 import pytest
 
 from chunkeval import config
-from chunkeval.cli import main
 from chunkeval.model import Corpus, Document, Part, Query, QuerySet
 from chunkeval.report import queries_page
 from chunkeval.results import Settings
 from chunkeval.session import Session, read_results
-from helpers import pages_with_spans
+from helpers import run_on_pages_with_spans
 
 CHROMIUM = shutil.which("chromium")
 STRATEGIES = "fixed-200,fixed-400,structure-400"
@@ -32,11 +31,7 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("queries-page")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHUNKEVAL_CACHE", str(root / "cache"))
-        docs, spans = pages_with_spans(root)
-        out = root / "out"
-        assert main(["run", "--corpus", str(docs), "--queries", "section-titles",
-                     "--queries", str(spans), "--strategies", STRATEGIES,
-                     "--retrievers", "bm25,lsa", "--jobs", "1", "--out", str(out)]) == 0
+        docs, spans, out = run_on_pages_with_spans(root, STRATEGIES)
         session = Session(config.load(command_line={"corpus": str(docs), "query_sets": [
             "section-titles", str(spans)]}))
         sets = [session.query_set(s) for s in session.query_specs()]
