@@ -290,6 +290,13 @@ class Seconds:
 Span = list  # [doc, start, end, length] of one retrieved chunk, as results.json lists it
 
 
+def span_of(name: str) -> tuple[str, int, int]:
+    """(document, start, end) of a chunk named "doc:start:end" (`PerQuery.best_span`, the
+    keys of `Result.rewritten`); a document id may hold ":" itself."""
+    doc, start, end = name.rsplit(":", 2)
+    return doc, int(start), int(end)
+
+
 @dataclass(slots=True)
 class PerQuery:
     """One query's scores. `retrieved` lists the chunks of the top k and of the budget as

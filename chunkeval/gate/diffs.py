@@ -8,16 +8,9 @@ fingerprint guarantees the order), so rows pair by position.
 from __future__ import annotations
 
 from ..model import Corpus, QuerySet
-from ..results import BaselineEntry, Result
+from ..results import BaselineEntry, Result, span_of
 
 SHOWN = 5
-
-
-def _span(span: str | None) -> tuple[str, int, int] | None:
-    if not span:
-        return None
-    doc, start, end = span.rsplit(":", 2)
-    return doc, int(start), int(end)
 
 
 def per_query(result: Result, entry: BaselineEntry, query_set: QuerySet) -> list[dict]:
@@ -49,10 +42,9 @@ def abbreviate(text: str, width: int = 48) -> str:
 def chunk_text(view: Corpus, span: str | None, width: int = 48) -> str:
     """A chunk span in the query set's view: document, range and a short excerpt ("none"
     when no chunk held gold)."""
-    where = _span(span)
-    if where is None:
+    if not span:
         return "none of the top k held any of the gold"
-    doc, start, end = where
+    doc, start, end = span_of(span)
     try:
         text = view[doc].text[start:end]
     except KeyError:

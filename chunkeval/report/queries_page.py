@@ -26,7 +26,7 @@ from typing import Iterable
 
 from ..cache import atomic_write
 from ..model import QuerySet
-from ..results import Result, Results, Settings
+from ..results import Result, Results, Settings, span_of
 from ..strategies.defaults import REFERENCE
 from .html import CSS
 from .svg import escape
@@ -53,8 +53,8 @@ def retrieved(result: Result, view, k: int) -> dict:
     affixes = {}
     for key, text in result.rewritten.items():
         if key in used:
-            doc, a, b = key.rsplit(":", 2)
-            affixes[key] = _affix(view[doc].text[int(a):int(b)] if doc in view else "", text)
+            doc, a, b = span_of(key)
+            affixes[key] = _affix(view[doc].text[a:b] if doc in view else "", text)
     return {"coverage": [q.coverage for q in result.per_query], "top": top,
             "affixes": affixes}
 
@@ -267,16 +267,11 @@ def write_baseline_page(rows: list[dict], query_sets: Iterable[QuerySet], settin
             old = [by_id.get(q.id) for q in s.qs.queries] if s else []
             if old and all(old):
                 before = {"coverage": [q["before"] for q in old], "first_only": True,
-                          "top": [[_span(q["best_before"])] if q["best_before"] else []
+                          "top": [[list(span_of(q["best_before"]))] if q["best_before"] else []
                                   for q in old]}
         page.add(row["strategy"], row["retriever"], row["query_set"], row["retrieved"],
                  before=before)
     return atomic_write(path, page.render())
-
-
-def _span(text: str) -> list:
-    doc, a, b = text.rsplit(":", 2)
-    return [doc, int(a), int(b)]
 
 
 PAGE_CSS = """
