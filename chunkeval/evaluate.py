@@ -123,7 +123,7 @@ class Evaluation:
     def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
         if retriever.name not in self._caches:
             self._caches[retriever.name] = EmbeddingCache(retriever.name, retriever.version,
-                                                          code=_code_of(retriever))
+                                                          code=retriever.source)
         return self._caches[retriever.name]
 
     def _embedding_counts(self) -> tuple[int, int]:
@@ -775,7 +775,7 @@ def _retriever_identity(name: str) -> dict:
     r = retrieval.get(name)
     return {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
             # an outside retriever's source; chunkeval's own are covered by _code_digest
-            "code": _code_of(r),
+            "code": r.source,
             "parts": [_retriever_identity(p) for p in r.fuses]}
 
 
@@ -783,14 +783,8 @@ def _described(name: str) -> dict:
     """A retriever as results.json describes it; an outside one with its source's digest,
     so that results of other code under the same version are told apart (merge)."""
     r = retrieval.get(name)
-    code = _code_of(r)
+    code = r.source
     return r.describe() | ({"code": code} if code else {})
-
-
-def _code_of(r: retrieval.Retriever) -> str | None:
-    """The digest of an outside retriever's code: its MODULE:ATTR module's, else the module
-    its function comes from; None for chunkeval's own (covered by _code_digest)."""
-    return r.code or outside.source_digest(r.embed or r.build)
 
 
 def corpus_summary(corpus: Corpus) -> CorpusSummary:

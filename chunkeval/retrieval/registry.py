@@ -55,6 +55,13 @@ class Retriever:
             raise ConfigError(f"retriever name {self.name!r}: must be non-empty, without '|'")
 
     @property
+    def source(self) -> str | None:
+        """The digest of an outside retriever's code: its MODULE:ATTR module's, else the module
+        its function comes from; None for chunkeval's own (its code digest covers them). Its
+        vectors and results are kept under it."""
+        return self.code or outside.source_digest(self.embed or self.build)
+
+    @property
     def full_version(self) -> str:
         """The version, and for a hybrid its parts' versions too: a new `use` model makes
         `hybrid-use` another retriever."""

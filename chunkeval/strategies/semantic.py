@@ -22,7 +22,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import outside
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 from ..retrieval import registry as retrievers
@@ -89,8 +88,8 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     if not retrievers.available(r):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                           f"{getattr(r.embed, 'install', 'see the README')}")
-    # the identity evaluate gives the retriever's own vectors: changed code, other vectors
-    own = EmbeddingCache(r.name, r.version, code=r.code or outside.source_digest(r.embed)).dir
+    # beside the retriever's own vectors: changed code, other vectors
+    own = EmbeddingCache(r.name, r.version, code=r.source).dir
     cache = _CACHES.get(own)
     if cache is None:
         cache = _CACHES[own] = EmbeddingCache(r.name, r.version,
