@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import errno
 import gzip
+import hashlib
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 import time
 import zlib
@@ -26,6 +29,16 @@ def cache_root() -> Path:
         return Path(os.environ[ENV_VAR]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "chunkeval"
+
+
+def safe_name(part: str) -> str:
+    """`part` as one folder name."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", part) or "_"
+
+
+def embeddings_root() -> Path:
+    """Where the embedding cache keeps its vectors (retrieval/embedding.py)."""
+    return cache_root() / "embeddings"
 
 
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
@@ -76,16 +89,16 @@ def glob_escape(name: str) -> str:
 
 # -- the result cache ------------------------------------------------------------------------
 # One evaluated result entry a file, results/<2 hex>/<key>.json.gz, keyed by everything its
-# numbers depend on (see evaluate.Evaluation.result_key). Files are only ever replaced whole
+# numbers depend on (identity.result_key). Files are only ever replaced whole
 # (atomic_write) or deleted, so runs, forked workers and xdist workers share the directory
 # without locks: a reader that finds a file gone, cut short or damaged counts a miss, and the
 # evaluation it then does writes the file again.
 RESULTS_LIMIT_VAR = "CHUNKEVAL_RESULTS_MB"
 RESULTS_LIMIT_MB = 1024
-RESULT_FORMAT = 1  # raise when the stored entry's layout changes: old files then miss
+RESULT_FORMAT = 2  # raise when the stored entry's layout changes: old files then miss
 CHUNKS_LIMIT_VAR = "CHUNKEVAL_CHUNKS_MB"
 CHUNKS_LIMIT_MB = 512
-CHUNKS_FORMAT = 1
+CHUNKS_FORMAT = 2
 # After an eviction the cache holds at most this share of its limit, so that the next few
 # writes do not each scan the whole cache again.
 PRUNE_TO = 0.9
@@ -103,12 +116,19 @@ def limit_from_env(var: str, default_mb: float) -> int:
 class Store:
     """Entries kept by key as gzip'd JSON under cache_root()/`name`, bounded by $`limit_var`
     MB (least recently used dropped first); written atomically, so concurrent runs each
-    write whole files and a reader sees one whole entry or none."""
+    write whole files and a reader sees one whole entry or none.
+
+    An entry proves itself: its file holds a header line (the format, the key it was stored
+    under, what it describes and the sha256 of the entry's bytes) and then the entry. A file
+    whose header does not match the key and what the caller expects it to describe, or whose
+    bytes do not match their checksum, is a miss, counted in `rejected` and said once."""
 
     def __init__(self, name: str, field: str, fmt: int, limit_var: str, limit_mb: float):
         self.name, self.field, self.format = name, field, fmt
         self.limit_var, self.limit_mb = limit_var, limit_mb
         self._written: dict[str, int] = {}  # bytes this process believes the store holds
+        self.rejected = 0  # entries found but not what they claim to be, in this process
+        self.unwritable: str | None = None  # why the last write failed, if one did
 
     def root(self) -> Path:
         return cache_root() / self.name
@@ -119,36 +139,69 @@ class Store:
     def path(self, key: str) -> Path:
         return self.root() / key[:2] / f"{key}.json.gz"
 
-    def load(self, key: str) -> dict | None:
-        """The entry stored under `key`, or None: absent, unreadable or not for this key. A
-        hit marks the file as just used (its mtime), which keeps it from eviction longest."""
-        path = self.path(key)
+    def read(self, path: Path) -> tuple[dict, dict] | None:
+        """(header, entry) of a stored file, or None: absent, unreadable, or its bytes not
+        those its header's checksum names (then counted as rejected)."""
         try:
             with open(path, "rb") as f:
-                raw = f.read()
-            stored = json.loads(gzip.decompress(raw).decode("utf-8"))
-        except (OSError, EOFError, ValueError, zlib.error):  # gone, cut short, not gzip/JSON
+                raw = gzip.decompress(f.read())
+        except (OSError, EOFError, zlib.error):  # gone, cut short, not gzip
             return None
-        if (not isinstance(stored, dict) or stored.get("format") != self.format
-                or stored.get("key") != key or not isinstance(stored.get(self.field), dict)):
+        head, sep, body = raw.partition(b"\n")
+        try:
+            header = json.loads(head.decode("utf-8"))
+            ok = (sep and isinstance(header, dict) and header.get("format") == self.format
+                  and header.get("checksum") == hashlib.sha256(body).hexdigest())
+            entry = json.loads(body.decode("utf-8")) if ok else None
+        except ValueError:
+            ok, entry = False, None
+        if not ok or not isinstance(entry, dict):
+            self._reject(path)
+            return None
+        return header, entry
+
+    def load(self, key: str, describes: dict | None = None) -> dict | None:
+        """The entry stored under `key` when it is for this key and describes what the caller
+        expects (`describes`: the hashes of the chunk output, query set... it was made from),
+        else None. A hit marks the file as just used (its mtime), which keeps it from eviction
+        longest."""
+        path = self.path(key)
+        found = self.read(path)
+        if found is None:
+            return None
+        header, entry = found
+        if header.get("key") != key or header.get("describes") != (describes or {}):
+            self._reject(path)
             return None
         try:
             os.utime(path)
         except OSError:
             pass  # evicted meanwhile, or a read-only cache: the entry is still good
-        return stored[self.field]
+        return entry
 
-    def store(self, key: str, entry: dict) -> None:
+    def _reject(self, path: Path) -> None:
+        self.rejected += 1
+        if self.rejected == 1:
+            notice(f"{self.name} cache: an entry that is not what its key says ({path}) was "
+                   "ignored and is computed again")
+
+    def store(self, key: str, entry: dict, describes: dict | None = None) -> None:
         """Store an entry (never failing the caller: a cache that cannot be written only
-        costs time). gzip without a timestamp, so one entry gives the same bytes anywhere."""
-        data = json.dumps({"format": self.format, "key": key, self.field: entry},
-                          ensure_ascii=False).encode("utf-8")
+        costs time, said once). gzip without a timestamp, so one entry gives the same bytes
+        anywhere."""
+        body = json.dumps(entry, ensure_ascii=False).encode("utf-8")
+        header = json.dumps({"format": self.format, "key": key, "describes": describes or {},
+                             "checksum": hashlib.sha256(body).hexdigest()})
         # Level 1: the entries are a little larger, and far cheaper to write
         # (bench/results/result-cache.md).
-        raw = gzip.compress(data, compresslevel=1, mtime=0)
+        raw = gzip.compress(header.encode("utf-8") + b"\n" + body, compresslevel=1, mtime=0)
         try:
             atomic_write(self.path(key), raw)
-        except OSError:
+        except OSError as e:
+            if self.unwritable is None:
+                notice(f"{self.name} cache {self.root()} cannot be written "
+                       f"({e.strerror or e}): results are not kept for the next run")
+            self.unwritable = str(e)
             return
         # Each process scans the store once, then counts what it adds, and prunes when its
         # count passes the limit: a scan per write would cost more than what it saves.
@@ -181,6 +234,16 @@ class Store:
         self._written.pop(str(self.root()), None)
         left = self.usage()[1]
         return size - left, left
+
+
+SAID: set[str] = set()  # the notices this process has given
+
+
+def notice(line: str) -> None:
+    """Say `line` once per process on the real stderr (pytest's capture would hide it)."""
+    if line not in SAID:
+        SAID.add(line)
+        print(f"chunkeval: {line}", file=sys.__stderr__ or sys.stderr, flush=True)
 
 
 RESULTS = Store("results", "result", RESULT_FORMAT, RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)

@@ -5,11 +5,13 @@
 whole matrix; the pytest plugin holds one per session and asks only for what tests need.
 
 Results are also kept on disk across runs (cache.py, the result cache), under a key of
-everything their numbers depend on: the hash of the strategy's chunks on the query set's view
-(not its name), the retriever's name, version, shape and code, the resolved analyzer, the
-query set's name and fingerprint, the settings, chunkeval's version, the digest of the source
-that turns chunks into a result (RESULT_MODULES) and the versions of the numeric libraries.
-A strategy whose chunks did not change then costs only its chunking: neither its indexes (a
+everything their numbers depend on (identity.result_key): the hash of the strategy's chunks
+on the query set's view (not its name), the retriever's identity (for one from outside, what
+it computes on a canary set), the resolved analyzer, the query set's name and fingerprint,
+the settings, chunkeval's code and the versions of the numeric libraries. A team's splitter
+is run every time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so
+its chunks are always its code's of today. A strategy whose chunks did not change then costs
+only its chunking: neither its indexes (a
 hybrid's parts included) nor its scores are built again. What the chunking gives (`chunks`,
 `metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the
 stored entry, so a reused result equals a fresh one but for its timings and embedding
@@ -22,11 +24,9 @@ entries in its top-level `result_cache`.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
-import sys
 import sysconfig
 import time
 import traceback
@@ -36,13 +36,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import __version__, cache, invariants, metrics, outside, queries, retrieval, strategies
+from . import (__version__, cache, identity, invariants, metrics, outside, queries, retrieval,
+               strategies)
 from .errors import ChunkevalError, ConfigError, ContractError, InputError, StrategyFailed
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
 from .progress import Progress
-from .results import (Check, ChunkStats, CorpusSummary, CutRate, Failure, QuerySetSummary,
-                      Result, Results, Seconds, Settings)
+from .results import (METRICS, Check, ChunkStats, CorpusSummary, CutRate, Failure,
+                      QuerySetSummary, Result, Results, Seconds, Settings, DECIMALS, series)
 from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
@@ -70,35 +71,41 @@ class Chunked:
     # Handed chunks whose text is not the slice of their span (a repeated table header,
     # LangChain's rewritten output): (doc, start, end) -> text, so results.json can carry it.
     rewritten: dict = field(default_factory=dict)
+    # under an outside length measure: the digest of the handed chunks' lengths by it
+    lengths: str | None = None
 
 
 @dataclass(frozen=True)
 class ChunkSummary:
     """What a result needs of a strategy's chunks when they need not be read: their
-    statistics (and hash), cut rate, chunking seconds, and the digest of the parent map."""
+    statistics (and hash), cut rate, chunking seconds, the digest of the parent map and,
+    under an outside length measure, of the chunks' lengths."""
 
     stats: ChunkStats
     cut: CutRate
     seconds: float
     parents: str | None
+    lengths: str | None = None
 
     @classmethod
     def of(cls, chunked: Chunked) -> ChunkSummary:
         parents = (None if chunked.parent_of is None
                    else hashlib.sha256(chunked.parent_of.astype("<i8").tobytes()).hexdigest())
-        return cls(chunked.stats, chunked.cut, chunked.seconds, parents)
+        return cls(chunked.stats, chunked.cut, chunked.seconds, parents, chunked.lengths)
 
 
 class Evaluation:
     def __init__(self, corpus: Corpus, settings: Settings | None = None,
                  query_specs: Sequence[str | QuerySet] | None = None,
-                 result_cache: bool = True):
+                 result_cache: bool = True, embedding_cache: bool = True):
         """`query_specs` are builder names or JSONL paths, built on first use, or ready
         QuerySets; by default every builder that yields queries on the corpus.
-        `result_cache`: reuse and store results on disk across runs (see above)."""
+        `result_cache`: reuse and store results (and chunkeval's own strategies' chunks) on
+        disk across runs (see above); `embedding_cache`: keep and reuse vectors."""
         self.corpus = corpus
         self.settings = settings or Settings()
         self.result_cache = result_cache
+        self.use_embedding_cache = embedding_cache
         specs = list(query_specs) if query_specs else queries.build_default_query_sets(
             corpus, max_queries=self.settings.max_queries, seed=self.settings.seed)
         self._query_sets: dict[str, QuerySet] = {
@@ -111,6 +118,14 @@ class Evaluation:
         self._failed: dict[tuple[str, str], StrategyFailed] = {}  # failed chunkings
         self._caches: dict[str, EmbeddingCache] = {}
         self._analyzer: str | None = None
+        self._canary: identity.Canary | None = None
+
+    @property
+    def canary(self) -> identity.Canary:
+        """The canary set retrievers from outside are fingerprinted on (identity.Canary)."""
+        if self._canary is None:
+            self._canary = identity.Canary.of(self.corpus)
+        return self._canary
 
     @property
     def analyzer(self) -> str:
@@ -120,11 +135,20 @@ class Evaluation:
                                               [d.text for d in self.corpus.documents])
         return self._analyzer
 
-    def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
+    def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache | None:
+        """The retriever's vectors on disk, under what it computes (identity.py); None
+        without the embedding cache."""
+        if not self.use_embedding_cache:
+            return None
         if retriever.name not in self._caches:
-            self._caches[retriever.name] = EmbeddingCache(retriever.name, retriever.version,
-                                                          code=retriever.source)
+            folder = identity.embeddings_folder(retriever, self.canary)
+            if folder is None:
+                return None
+            self._caches[retriever.name] = EmbeddingCache(retriever.name, folder)
         return self._caches[retriever.name]
+
+    def retriever_identity(self, name: str) -> dict:
+        return identity.retriever_identity(name, self.canary)
 
     def _embedding_counts(self) -> tuple[int, int]:
         return (sum(c.misses for c in self._caches.values()),
@@ -148,13 +172,14 @@ class Evaluation:
             raise self._failed[key]
         if key not in self._chunked:
             stored_key = self.chunk_key(strategy_name, spec)
-            entry = cache.CHUNKS.load(stored_key) if stored_key else None
-            loaded = _chunked_from(entry, self.query_set(spec).view) if entry else None
+            view = self.query_set(spec).view
+            entry = _load_chunks(stored_key, view) if stored_key else None
+            loaded = _chunked_from(entry, view, strategies.get(strategy_name)) if entry else None
             if loaded is None:
                 loaded = self._chunk(strategy_name, spec)
                 if stored_key:
-                    cache.CHUNKS.store(stored_key,
-                                       _chunked_entry(loaded, self.query_set(spec).view))
+                    cache.CHUNKS.store(stored_key, _chunked_entry(loaded, view),
+                                       describes={"view": view.fingerprint})
             self._chunked[key] = loaded
         return self._chunked[key]
 
@@ -167,7 +192,7 @@ class Evaluation:
             return ChunkSummary.of(self.chunked(strategy_name, spec))
         if key not in self._summaries:
             stored_key = self.chunk_key(strategy_name, spec)
-            entry = cache.CHUNKS.load(stored_key) if stored_key else None
+            entry = _load_chunks(stored_key, self.query_set(spec).view) if stored_key else None
             summary = _summary_from(entry) if entry else None
             if summary is None:
                 return ChunkSummary.of(self.chunked(strategy_name, spec))
@@ -175,25 +200,17 @@ class Evaluation:
         return self._summaries[key]
 
     def chunk_key(self, strategy_name: str, spec: str) -> str | None:
-        """The chunk cache's key: what the strategy's chunks of this view are a function of;
-        None for a strategy whose code cannot be known (registered in code) or that is a
-        throwaway (calibration's variants)."""
+        """The chunk cache's key (identity.chunk_key): None without the result cache, and for
+        anything that is not chunkeval's own code, which is chunked afresh every run."""
+        if not self.result_cache:
+            return None
         strategy = strategies.get(strategy_name)
-        if not self.result_cache or not strategy.identity or not strategy.checked:
-            return None  # without the result cache, everything is made afresh
-        s = self.settings
-        length = None
-        if s.length != metrics.LENGTH:  # a token count may size the chunks
-            outside.length_function(s.length)
-            length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
-        return _digest({
-            "format": cache.CHUNKS_FORMAT, "chunkeval": __version__,
-            "code": _strategy_code(strategy), "identity": strategy.identity,
-            "strategy": strategy.describe(), "libraries": _splitter_versions(),
-            # a semantic strategy's chunks follow the vectors of the retriever it names
-            "model": (_retriever_identity(strategy.params["model"])
-                      if strategy.params.get("model") in retrieval.names(all=True) else None),
-            "view": self.query_set(spec).view.fingerprint, "length": [s.length, length]})
+        model = strategy.params.get("model")
+        # a semantic strategy's chunks follow the vectors of the retriever it names
+        model = (self.retriever_identity(model) if model in retrieval.names(all=True)
+                 and identity.is_own_retriever(model) else None)
+        return identity.chunk_key(strategy, self.query_set(spec).view.fingerprint,
+                                  self.settings.length, model)
 
     def _chunk(self, strategy_name: str, spec: str) -> Chunked:
         """Split every document of the view, checking each against the contract."""
@@ -227,8 +244,10 @@ class Evaluation:
         rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
                      if view[c.doc_id].text[c.start:c.end] != c.text}
         try:  # the first use of an outside length measure
-            stats = metrics.chunk_stats(searched, outside.length_function(self.settings.length),
-                                        hash=chunks_hash(searched, handed))
+            length = outside.length_function(self.settings.length)
+            stats = metrics.chunk_stats(searched, length, hash=chunks_hash(searched, handed))
+            lengths = (None if self.settings.length == metrics.LENGTH
+                       else identity.lengths_digest([length(c.text) for c in handed]))
         except ConfigError:
             raise
         except Exception as e:
@@ -238,7 +257,8 @@ class Evaluation:
                 detail=own_frames(e))
             raise self._failed[key] from e
         return Chunked(searched, handed, parent_of, seconds, stats=stats,
-                       cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten)
+                       cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten,
+                       lengths=lengths)
 
     def index(self, strategy_name: str, retriever: str, spec: str):
         key = (strategy_name, retriever, spec)
@@ -287,7 +307,7 @@ class Evaluation:
             if self.result_cache:
                 summary = self.chunk_summary(strategy_name, spec)
                 stored_key = self.result_key(summary, retriever, qs)
-                stored = _stored(stored_key, retriever, qs.name)
+                stored = _stored(stored_key, retriever, qs, summary, s.complete_at)
                 if stored is not None:
                     self._results[key] = _reused(stored, strategy_name, summary)
                     return self._results[key]
@@ -319,26 +339,17 @@ class Evaluation:
                 per_query=scores.per_query(), reused=False,
                 fallback=scores.fallback if scores.positional is not None else None)
             if stored_key and store:
-                cache.store_result(stored_key, self._results[key].to_json())
+                cache.store_result(stored_key, self._results[key].to_json(),
+                                   describes=_describes(summary, retriever, qs))
         return self._results[key]
 
     def result_key(self, chunks: ChunkSummary, retriever: str, qs: QuerySet) -> str:
-        """The result cache's key: everything a result's numbers depend on, but the name of
-        the strategy (equal chunks give equal results) and what the chunking gives."""
-        s = self.settings
-        parents = chunks.parents
-        length = None
-        if s.length != metrics.LENGTH:  # an outside measure: its module's source counts
-            outside.length_function(s.length)  # imported, so its module is known
-            length = outside.source_digest(sys.modules.get(s.length.partition(":")[0]))
-        return _digest({
-            "format": cache.RESULT_FORMAT, "chunkeval": __version__, "code": _code_digest(),
-            "libraries": _library_versions(),
-            "chunks": chunks.stats.hash, "parents": parents,
-            "retriever": _retriever_identity(retriever),
-            "analyzer": self.analyzer, "query_set": [qs.name, qs.fingerprint],
-            "settings": s.to_json(), "length": length,
-            "depth": [SEARCH_DEPTH, CHILD_DEPTH_FACTOR]})
+        """The result cache's key (identity.result_key)."""
+        return identity.result_key(
+            chunks=chunks.stats.hash, parents=chunks.parents, lengths=chunks.lengths,
+            retriever=self.retriever_identity(retriever), analyzer=self.analyzer,
+            query_set=(qs.name, qs.fingerprint), settings=self.settings.to_json(),
+            depth=(SEARCH_DEPTH, CHILD_DEPTH_FACTOR))
 
     # -- the whole matrix -------------------------------------------------------------------
     def run(self, strategy_names: Iterable[str] | None = None,
@@ -394,7 +405,7 @@ class Evaluation:
             return None
         if key not in self._summaries and key not in self._chunked:
             stored_key = self.chunk_key(name, spec)
-            entry = cache.CHUNKS.load(stored_key) if stored_key else None
+            entry = _load_chunks(stored_key, self.query_set(spec).view) if stored_key else None
             summary = _summary_from(entry) if entry else None
             if summary is None:
                 return None
@@ -404,7 +415,8 @@ class Evaluation:
         out = []
         for ret in retrievers:
             if (name, ret, spec) not in self._results:
-                stored = _stored(self.result_key(summary, ret, qs), ret, qs.name)
+                stored = _stored(self.result_key(summary, ret, qs), ret, qs, summary,
+                                 self.settings.complete_at)
                 if stored is None:
                     return None
                 self._results[(name, ret, spec)] = _reused(stored, name, summary)
@@ -563,17 +575,44 @@ def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
     return h.hexdigest()
 
 
-def _stored(key: str, retriever: str, query_set: str) -> Result | None:
-    """The result cache's entry under `key` when it is a result for this retriever and query
-    set (an entry that does not read as one is a miss, and is evaluated and stored again)."""
-    stored = cache.load_result(key)
+def _describes(chunks: ChunkSummary, retriever: str, qs: QuerySet) -> dict:
+    """What a result entry describes: the chunk output, the retriever, the query set."""
+    return {"chunks": chunks.stats.hash, "parents": chunks.parents, "retriever": retriever,
+            "query_set": [qs.name, qs.fingerprint]}
+
+
+def _stored(key: str, retriever: str, qs: QuerySet, chunks: ChunkSummary,
+            complete_at: float) -> Result | None:
+    """The result cache's entry under `key` when it is a result of these chunks, this
+    retriever and this query set, a row for each of its queries in order (an entry that does
+    not read as one is a miss, and is evaluated and stored again)."""
+    stored = cache.load_result(key, describes=_describes(chunks, retriever, qs))
     if stored is None:
         return None
     try:
         result = Result.from_json(stored, str(cache.result_path(key)))
     except InputError:
+        result = None
+    if (result is None or (result.retriever, result.query_set) != (retriever, qs.name)
+            or result.chunks.hash != chunks.stats.hash
+            or [q.id for q in result.per_query] != [q.id for q in qs.queries]
+            or not _means_hold(result, complete_at)):
+        cache.RESULTS._reject(cache.result_path(key))
         return None
-    return result if (result.retriever, result.query_set) == (retriever, query_set) else None
+    return result
+
+
+def _means_hold(result: Result, complete_at: float) -> bool:
+    """Each mean of a per-query series is the mean of its rows (to the series' rounding)."""
+    if not result.per_query:
+        return not result.metrics or all(s.value == 0 for s in result.metrics.values())
+    rows = series(result.per_query, complete_at)
+    return all(abs(float(np.mean(rows[m.series])) - result.metrics[m.name].value) <= 10 ** -DECIMALS
+               for m in METRICS if m.series in rows and m.name in result.metrics)
+
+
+def _load_chunks(key: str, view: Corpus) -> dict | None:
+    return cache.CHUNKS.load(key, describes={"view": view.fingerprint})
 
 
 def _reused(stored: Result, strategy_name: str, chunks: ChunkSummary) -> Result:
@@ -614,9 +653,11 @@ def _summary_from(entry: dict) -> ChunkSummary | None:
         return None  # not what this version writes: chunked again
 
 
-def _chunked_from(entry: dict, view: Corpus) -> Chunked | None:
+def _chunked_from(entry: dict, view: Corpus, strategy: strategies.Strategy) -> Chunked | None:
     """The Chunked a cache entry holds (None when it does not fit this view: chunked
-    again). A text left out is its range's slice of the view's document."""
+    again). A text left out is its range's slice of the view's document. The chunks meet the
+    same contract as chunks just made (invariants.contract, each document) and hash to the
+    hash their summary records, else the entry is a miss."""
     summary = _summary_from(entry)
     if summary is None:
         return None
@@ -633,150 +674,22 @@ def _chunked_from(entry: dict, view: Corpus) -> Chunked | None:
         searched = [chunk(r, None if r[5] is None else parents[r[5]]) for r in entry["chunks"]]
     except (KeyError, IndexError, TypeError, ValueError):
         return None
+    by_doc: dict[str, list[Chunk]] = {}
+    for c in searched:
+        by_doc.setdefault(c.doc_id, []).append(c)
     handed, parent_of = _handed(searched)
+    if (set(by_doc) - {d.id for d in view.documents}
+            or any(invariants.contract(strategy, d, by_doc.get(d.id, [])) is not None
+                   for d in view.documents)
+            or chunks_hash(searched, handed) != summary.stats.hash
+            or ChunkSummary.of(Chunked(searched, handed, parent_of, summary.seconds,
+                                       summary.stats, summary.cut)).parents != summary.parents):
+        cache.CHUNKS._reject(cache.CHUNKS.root())
+        return None
     rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
                  if view[c.doc_id].text[c.start:c.end] != c.text}
-    if ChunkSummary.of(Chunked(searched, handed, parent_of, summary.seconds, summary.stats,
-                               summary.cut)).parents != summary.parents:
-        return None
     return Chunked(searched, handed, parent_of, summary.seconds, stats=summary.stats,
                    cut=summary.cut, rewritten=rewritten)
-
-
-def _strategy_code(strategy: strategies.Strategy) -> str:
-    """sha256 of the source of chunkeval's modules a strategy's chunks come from: those of
-    the functions its split reaches through closures (a parent-child strategy holds two
-    others), with the package modules each imports. Editing one built-in strategy then
-    re-chunks the strategies that use its code, not all."""
-    modules: set[str] = set()
-    seen: set[int] = set()
-
-    def reach(obj) -> None:
-        if id(obj) in seen or obj is None:
-            return
-        seen.add(id(obj))
-        if isinstance(obj, strategies.Strategy):
-            reach(obj.split)
-        elif isinstance(obj, functools.partial):
-            reach(obj.func)
-            for value in (*obj.args, *obj.keywords.values()):
-                reach(value)
-        elif isinstance(obj, (list, tuple)):
-            for value in obj:
-                reach(value)
-        elif hasattr(obj, "__code__"):
-            modules.add(getattr(obj, "__module__", "") or "")
-            for cell in obj.__closure__ or ():
-                try:
-                    reach(cell.cell_contents)
-                except ValueError:  # an empty cell
-                    pass
-            for value in obj.__defaults__ or ():
-                reach(value)
-        elif hasattr(obj, "__func__"):  # a bound method
-            reach(obj.__func__)
-            reach(obj.__self__)
-        elif type(obj).__module__.startswith(__package__ + "."):
-            modules.add(type(obj).__module__)
-
-    reach(strategy)
-    files = set()
-    for name in modules:
-        if name == __package__ or name.startswith(__package__ + "."):
-            files |= _imported_files(name)
-    return _digest(sorted((f, _file_digest(f)) for f in files))
-
-
-@functools.lru_cache(maxsize=None)
-def _imported_files(module: str) -> frozenset[str]:
-    """The package's files `module` is, and those it imports, transitively (as paths
-    relative to the package)."""
-    import ast
-    package = Path(__file__).parent
-    out: set[str] = set()
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        rel = name.split(".")[1:]
-        path = package.joinpath(*rel).with_suffix(".py")
-        if not path.exists():
-            path = package.joinpath(*rel, "__init__.py")
-        if not path.exists() or str(path.relative_to(package)) in out:
-            continue
-        out.add(str(path.relative_to(package)))
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = here[:len(here) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-                todo.append(target)
-                todo += [f"{target}.{a.name}" for a in node.names]  # `from . import x`
-    return frozenset(out)
-
-
-@functools.lru_cache(maxsize=None)
-def _file_digest(rel: str) -> str:
-    return hashlib.sha256((Path(__file__).parent / rel).read_bytes()).hexdigest()
-
-
-def _splitter_versions() -> dict:
-    """Versions of the libraries built-in strategies split with."""
-    return _versions(("langchain-text-splitters", "beautifulsoup4", "lxml"))
-
-
-def _digest(obj) -> str:
-    data = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
-
-
-# The modules that turn chunks into a result. The rest of the package is covered otherwise:
-# the chunking code by the chunks' hash, the corpus and query-set code by the query set's
-# fingerprint (which includes its view), and the reporting code does not touch the numbers.
-# So editing one strategy re-evaluates only what its new chunks change.
-RESULT_MODULES = ("evaluate.py", "metrics.py", "stats.py", "model.py", "results.py",
-                  "cache.py", "outside.py", "retrieval/*.py")
-
-_DIGESTS: dict[tuple[str, ...], str] = {}
-
-
-def _code_digest(patterns: tuple[str, ...] = RESULT_MODULES) -> str:
-    """sha256 of the source of the modules `patterns` name (RESULT_MODULES by default): a
-    checkout edited in place keeps its version number, and its old results (or chunks) must
-    not be reused."""
-    if patterns not in _DIGESTS:
-        h = hashlib.sha256()
-        package = Path(__file__).parent
-        for pattern in patterns:
-            for path in sorted(package.glob(pattern)):
-                name = path.relative_to(package).as_posix()
-                h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-        _DIGESTS[patterns] = h.hexdigest()
-    return _DIGESTS[patterns]
-
-
-def _library_versions() -> dict:
-    """Versions of the libraries the numbers come from (SVD, sparse products, rounding)."""
-    return _versions(("numpy", "scipy", "scikit-learn"))
-
-
-@functools.lru_cache(maxsize=None)
-def _versions(names: tuple[str, ...]) -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-    out = {}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def _retriever_identity(name: str) -> dict:
-    r = retrieval.get(name)
-    return {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
-            # an outside retriever's source; chunkeval's own are covered by _code_digest
-            "code": r.source,
-            "parts": [_retriever_identity(p) for p in r.fuses]}
 
 
 def _described(name: str) -> dict:

@@ -247,3 +247,15 @@ def write_manuals(root: Path, *, parts: int = 4, markdown: bool = False, folder:
             f"<html><head><title>Part {d}</title></head><body><h1>Part {d}</h1>{sections}"
             "</body></html>", encoding="utf-8")
     return root
+
+
+def write_entry(path: Path, header: dict, entry: dict, *, checksum: bool = True) -> None:
+    """Write a cache entry file by hand (as a damaged or crafted one would be): the header
+    line, its checksum made to match the entry unless `checksum` is False."""
+    import gzip
+    import hashlib
+    import json
+    body = json.dumps(entry, ensure_ascii=False).encode("utf-8")
+    if checksum:
+        header = {**header, "checksum": hashlib.sha256(body).hexdigest()}
+    path.write_bytes(gzip.compress(json.dumps(header).encode("utf-8") + b"\n" + body))

@@ -44,26 +44,30 @@ def _evaluation(**kw) -> Evaluation:
     return Evaluation(tiny_corpus(), Settings(), [SPEC], **kw)
 
 
-def test_a_project_splitter_is_chunked_once_until_its_file_changes(splitter):
+def test_a_project_splitter_is_chunked_every_run_and_its_results_reused_by_content(splitter):
     calls = splitter(150)
-    first = _evaluation().chunked("windows", SPEC)
-    assert len(calls) == len(tiny_corpus())
-    again = _evaluation().chunked("windows", SPEC)
-    assert len(calls) == len(tiny_corpus())  # read from the chunk cache
-    assert again.searched == first.searched and again.stats == first.stats
-    calls = splitter(120)  # the module's source changed
-    changed = _evaluation().chunked("windows", SPEC)
-    assert calls and changed.stats.hash != first.stats.hash
-
-
-def test_a_warm_result_needs_no_chunks_at_all(splitter):
-    calls = splitter(150)
-    fresh = _evaluation().result("windows", "bm25", SPEC)
+    first = _evaluation().result("windows", "bm25", SPEC)
     n = len(calls)
+    assert n == len(tiny_corpus()) and not list(cache.CHUNKS.root().rglob("*.json.gz"))
+    again = _evaluation().result("windows", "bm25", SPEC)
+    assert len(calls) == 2 * n  # chunked again: its code may read what no key can see
+    assert again.reused and again.per_query == first.per_query  # same chunks, same result
+    calls = splitter(120)
+    changed = _evaluation().result("windows", "bm25", SPEC)
+    assert calls and not changed.reused and changed.chunks.hash != first.chunks.hash
+
+
+def test_a_warm_result_needs_no_chunks_at_all(cache_dir, monkeypatch):
+    fresh = _evaluation().result("fixed-200", "bm25", SPEC)
+    monkeypatch.setattr(Evaluation, "_chunk", _refuse)
     warm = _evaluation()
-    reused = warm.result("windows", "bm25", SPEC)
-    assert reused.reused and len(calls) == n and not warm._chunked  # nothing chunked or read
+    reused = warm.result("fixed-200", "bm25", SPEC)
+    assert reused.reused and not warm._chunked  # nothing chunked or read
     assert reused.per_query == fresh.per_query and reused.chunks == fresh.chunks
+
+
+def _refuse(*args):
+    raise AssertionError("chunked, where the cache holds the chunks")
 
 
 @pytest.mark.parametrize("name", ["structure-400", "parent-child-r200-s800", "lc-html-semantic"])
@@ -91,25 +95,21 @@ def test_a_strategy_registered_in_code_is_not_kept(cache_dir):
         strategies.unregister("inline")
 
 
-def test_a_damaged_entry_is_chunked_again(splitter):
-    calls = splitter(150)
-    made = _evaluation().chunked("windows", SPEC)
+def _counting(monkeypatch) -> list:
+    calls = []
+    real = Evaluation._chunk
+
+    def chunk(self, name, spec):
+        calls.append(name)
+        return real(self, name, spec)
+    monkeypatch.setattr(Evaluation, "_chunk", chunk)
+    return calls
+
+
+def test_a_damaged_entry_is_chunked_again(cache_dir, monkeypatch):
+    calls = _counting(monkeypatch)
+    made = _evaluation().chunked("fixed-200", SPEC)
     [entry] = list(cache.CHUNKS.root().rglob("*.json.gz"))
     entry.write_bytes(entry.read_bytes()[:40])
-    n = len(calls)
-    again = _evaluation().chunked("windows", SPEC)
-    assert len(calls) == 2 * n and again.searched == made.searched
-
-
-def test_editing_one_built_in_module_re_chunks_only_the_strategies_using_it(monkeypatch):
-    from chunkeval import evaluate
-    names = ["fixed-400", "recursive-400-ov40", "parent-child-r200-s800", "heading-h2",
-             "lc-html-header", "structure-400"]
-    before = {n: evaluate._strategy_code(strategies.get(n)) for n in names}
-    real = evaluate._file_digest
-    monkeypatch.setattr(evaluate, "_file_digest",
-                        lambda rel: "edited" if rel == "strategies/recursive.py" else real(rel))
-    changed = {n for n in names if evaluate._strategy_code(strategies.get(n)) != before[n]}
-    # parent-child holds a recursive strategy for its children
-    assert {"recursive-400-ov40", "parent-child-r200-s800"} <= changed
-    assert {"fixed-400", "heading-h2", "lc-html-header"}.isdisjoint(changed)
+    again = _evaluation().chunked("fixed-200", SPEC)
+    assert calls == ["fixed-200"] * 2 and again.searched == made.searched

@@ -1,6 +1,5 @@
 """Results reused across runs: the result cache (cache.py) as Evaluation uses it."""
 
-import gzip
 import json
 import multiprocessing
 import os
@@ -14,7 +13,7 @@ from chunkeval.gate import calibrate
 from chunkeval.results import Settings
 from chunkeval.model import Chunk
 
-from helpers import tiny_corpus
+from helpers import tiny_corpus, write_entry
 
 SPEC = "section-titles"
 # a window strategy, a parent-child one (handed parents), the LangChain one (rewritten texts)
@@ -120,15 +119,14 @@ def test_a_damaged_file_is_a_miss_and_is_written_again(damage, monkeypatch):
     elif damage == "garbage":
         path.write_bytes(b"not gzip at all")
     elif damage == "other key":  # valid, but stored for another key
-        stored = json.loads(gzip.decompress(raw))
-        stored["key"] = "0" * 64
-        path.write_bytes(gzip.compress(json.dumps(stored).encode()))
+        header, entry = cache.RESULTS.read(path)
+        write_entry(path, {**header, "key": "0" * 64}, entry)
     else:
         path.write_bytes(b"")
     again = _evaluate(["fixed-200"], ["bm25"])[0]
     assert not again["reused"]
     assert _comparable(again) == _comparable(first)
-    assert cache.load_result(json.loads(gzip.decompress(raw))["key"])  # written again
+    assert cache.RESULTS.read(path)[0]["key"] == path.name.split(".")[0]  # written again
     _refuse_indexes(monkeypatch)
     assert _evaluate(["fixed-200"], ["bm25"])[0]["reused"]
 
@@ -193,7 +191,7 @@ def test_calibration_variants_are_not_stored():
     calibrate.run_trials(evaluation, "fixed-200", ["bm25"], trials=3, drops=[0.5],
                          drop_trials=2, progress=False)
     [path] = _stored()  # the calibrated strategy's own result only
-    assert json.loads(gzip.decompress(path.read_bytes()))["result"]["strategy"] == "fixed-200"
+    assert cache.RESULTS.read(path)[1]["strategy"] == "fixed-200"
 
 
 def test_the_code_digest_covers_every_module_a_result_is_computed_by():
@@ -202,9 +200,9 @@ def test_the_code_digest_covers_every_module_a_result_is_computed_by():
     import ast
     from pathlib import Path
 
-    from chunkeval import evaluate
-    package = Path(evaluate.__file__).parent
-    covered = {p for pattern in evaluate.RESULT_MODULES for p in package.glob(pattern)}
+    from chunkeval import identity
+    package = Path(identity.__file__).parent
+    covered = {p for pattern in identity.RESULT_MODULES for p in package.glob(pattern)}
     # the package face holds __version__, which is in the key itself; the rest run tasks,
     # load the project's modules (whose source is in the key), check chunks without changing
     # them, or are hashed as chunks and query-set fingerprints

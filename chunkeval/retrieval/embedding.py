@@ -1,8 +1,10 @@
 """Embedding retrievers: cosine ranking of vectors, and the cache that keeps them.
 
-The embedding cache: vectors keyed by (retriever name, version, sha256 of the text).
+The embedding cache: vectors keyed by the retriever's identity (identity.embeddings_folder:
+its name and version, and for a retriever from outside chunkeval the fingerprint of what it
+computes on a canary set) and the sha256 of the text.
 
-Under cache_root()/embeddings/<name>/<version>/, each lookup's newly embedded texts (up to
+Under cache_root()/embeddings/<name>/<folder>/, each lookup's newly embedded texts (up to
 1,024) make one shard file (`<random>.npz`: the 32-byte text digests and the float32 vectors), written
 atomically. Shards are only ever added or deleted whole, so runs and forked workers share
 the directory without locks; a shard that cannot be read is ignored (its texts are embedded
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import re
 import shutil
 import uuid
 import zipfile
@@ -27,7 +28,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cache import atomic_write, cache_root, files_by_age, limit_from_env, prune_oldest
+from ..cache import atomic_write, embeddings_root, files_by_age, limit_from_env, prune_oldest
+from ..cache import safe_name as _safe
 from ..errors import ContractError
 from .ranking import Batched
 
@@ -37,16 +39,11 @@ SHARD_TEXTS = 1024  # new vectors per shard file, at most
 WIDTH_FILE = "width"
 
 
-def root() -> Path:
-    return cache_root() / "embeddings"
+root = embeddings_root
 
 
 def limit_bytes() -> int:
     return limit_from_env(LIMIT_VAR, DEFAULT_LIMIT_MB)
-
-
-def _safe(part: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", part) or "_"
 
 
 def digest(text: str) -> bytes:
@@ -56,15 +53,12 @@ def digest(text: str) -> bytes:
 class EmbeddingCache:
     """One retriever's vectors. `hits` and `misses` count texts looked up since creation.
 
-    The folder is the retriever's name, its version and, for a retriever of the user's
-    project, the digest of its module's source: vectors of changed code are never served.
-    A shard that cannot be read whole, or holds vectors of another width or that are not
+    `folder` is what identity.embeddings_folder gives: a retriever that computes other
+    vectors (a new model, weights file or environment) gets another folder. A shard that cannot be read whole, or holds vectors of another width or that are not
     finite, is a miss: its texts are embedded again and the shard is removed."""
 
-    def __init__(self, name: str, version: str, directory: Path | None = None,
-                 code: str | None = None):
-        where = _safe(version) + (f"-{code[:16]}" if code else "")
-        self.dir = directory or root() / _safe(name) / where
+    def __init__(self, name: str, folder: str, directory: Path | None = None):
+        self.dir = directory or root() / _safe(name) / _safe(folder)
         self.name = name
         self.hits = self.misses = 0
         self._width: int | None = None

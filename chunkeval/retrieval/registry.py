@@ -42,8 +42,9 @@ class Retriever:
     lexical: bool = False
     batch_size: int = 64
     description: str = ""
-    # sha256 of the source of the project's module that named it (MODULE:ATTR): changed code
-    # under the same version is another retriever to the caches and to merge
+    # sha256 of the source of the project's module that named it (MODULE:ATTR), as
+    # results.json describes it; the caches key a retriever from outside by what it computes
+    # (identity.Canary), not by this
     code: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -57,8 +58,7 @@ class Retriever:
     @property
     def source(self) -> str | None:
         """The digest of an outside retriever's code: its MODULE:ATTR module's, else the module
-        its function comes from; None for chunkeval's own (its code digest covers them). Its
-        vectors and results are kept under it."""
+        its function comes from; None for chunkeval's own (its code digest covers them)."""
         return self.code or outside.source_digest(self.embed or self.build)
 
     @property
@@ -99,6 +99,12 @@ def register(retriever: Retriever, *, replace: bool = False, builtin: bool = Fal
 
 def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
+
+
+def is_builtin(name: str) -> bool:
+    """True for a retriever chunkeval ships."""
+    get(name)
+    return name in _BUILTIN
 
 
 def get(name: str) -> Retriever:

@@ -41,10 +41,11 @@ class Strategy:
     # False only for chunkeval's own perturbations of a strategy that keeps the contract
     # (calibration's variants move boundaries across rewritten chunks on purpose).
     checked: bool = field(default=True, compare=False, repr=False)
-    # What the chunks depend on besides the document and `params`, when that is known: for
-    # chunkeval's own, its code (the chunk cache adds chunkeval's source digest); for a
-    # project's MODULE:ATTR, the spec and its module's source digest. None (a function
-    # registered in code, whose closure nobody can see): its chunks are never cached.
+    # Whose code the chunks come from, when chunkeval knows it whole: "chunkeval" (its own;
+    # the chunk cache adds its source digest and library versions) or "chonkie" (a chonkie
+    # spec: its version is in `params`). None for a team's splitter or a function registered
+    # in code: it may read files, the environment or modules no key can see, so it is run
+    # every time and its chunks compared by content (identity.py).
     identity: str | None = field(default=None, compare=False, repr=False)
 
     def __call__(self, doc: Document) -> list[Chunk]:
@@ -139,9 +140,11 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
         found = list(obj)
     else:
         raise ConfigError(f"splitter {spec!r}: not a Strategy, a list of them, or a callable")
-    digest = None if is_spec(spec) else outside.spec_digest(spec)
-    identity = "chonkie" if is_spec(spec) else f"{spec}@{digest}" if digest else None
-    found = [s if s.identity else dataclasses.replace(s, identity=identity) for s in found]
+    # Only chunkeval's own objects keep their identity: a project's Strategy made with
+    # dataclasses.replace(built-in, split=...) is the project's code.
+    found = [s if s.identity == (own := "chonkie" if is_spec(spec) else
+                                 s.identity if _REGISTRY.get(s.name) is s else None)
+             else dataclasses.replace(s, identity=own) for s in found]
     for s in found:
         try:
             register(s, replace=True)

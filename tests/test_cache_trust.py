@@ -1,0 +1,208 @@
+"""A warm cache never changes a number: a team's code is measured as it is now (whatever
+files, environment or modules it reads), and a cache entry that is not what its key says is
+a miss. Each case is compared with the same evaluation on an empty cache."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from chunkeval import cache, retrieval, strategies
+from chunkeval.evaluate import Evaluation
+from chunkeval.results import Settings
+
+from helpers import tiny_corpus, write_entry
+
+SPEC = "section-titles"
+
+SPLITTER = '''\
+import json, os
+from pathlib import Path
+from chunkeval import Chunk
+import sizehelper
+
+
+def size():
+    if os.environ.get("TRUST_SIZE"):
+        return int(os.environ["TRUST_SIZE"])
+    return json.loads((Path(__file__).parent / "trust.json").read_text())["size"] \\
+        * sizehelper.FACTOR // 10
+
+
+def windows(doc):
+    step = size()
+    return [Chunk(doc.id, s, min(s + step, len(doc.text)), doc.text[s:s + step])
+            for s in range(0, len(doc.text), step)]
+'''
+
+RETRIEVER = '''\
+from pathlib import Path
+import numpy as np
+
+WEIGHTS = Path(__file__).parent / "weights.txt"
+
+
+def letters(texts):
+    w = float(WEIGHTS.read_text())
+    out = np.zeros((len(texts), 27), dtype=np.float32)
+    for i, t in enumerate(texts):
+        for ch in t.lower():
+            j = ord(ch) - 97
+            out[i, j if 0 <= j < 26 else 26] += 1.0 if j % 2 else w
+    out[:, 26] += 1e-3
+    return out
+'''
+
+
+@pytest.fixture
+def project(tmp_path, cache_dir, monkeypatch):
+    """A team's project: a splitter that reads its size from a JSON file, an environment
+    variable and a helper module, and a retriever that reads a weights file."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delenv("TRUST_SIZE", raising=False)
+    (tmp_path / "trustsplit.py").write_text(SPLITTER, encoding="utf-8")
+    (tmp_path / "trustret.py").write_text(RETRIEVER, encoding="utf-8")
+    (tmp_path / "trust.json").write_text('{"size": 200}', encoding="utf-8")
+    (tmp_path / "sizehelper.py").write_text("FACTOR = 10\n", encoding="utf-8")
+    (tmp_path / "weights.txt").write_text("1.0", encoding="utf-8")
+    yield tmp_path
+    for name in ("trustsplit", "trustret", "sizehelper"):
+        sys.modules.pop(name, None)
+    strategies.unregister("windows")
+    retrieval.unregister("letters")
+
+
+def _fresh_modules(root) -> None:
+    """What a new process sees: the project's modules imported anew."""
+    for name in ("trustsplit", "trustret", "sizehelper"):
+        sys.modules.pop(name, None)
+    strategies.load_splitter("trustsplit:windows", root)
+    retrieval.load_retriever("trustret:letters", root)
+
+
+def _numbers(retriever: str = "bm25", **kw) -> tuple[list, bool]:
+    r = Evaluation(tiny_corpus(), Settings(), [SPEC], **kw).result("windows", retriever, SPEC)
+    return [(q.id, q.coverage, q.budget_coverage) for q in r.per_query], bool(r.reused)
+
+
+def _empty_cache(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / f"empty-{len(list(tmp_path.iterdir()))}"))
+
+
+@pytest.mark.parametrize("change", ["data file", "environment", "helper module"])
+def test_a_team_splitter_is_measured_as_it_is_now(project, change, monkeypatch, tmp_path):
+    _fresh_modules(project)
+    before, _ = _numbers()
+    assert _numbers()[1]  # warm: the same chunks give the stored result
+    if change == "data file":
+        (project / "trust.json").write_text('{"size": 60}', encoding="utf-8")
+    elif change == "environment":
+        monkeypatch.setenv("TRUST_SIZE", "60")
+    else:
+        (project / "sizehelper.py").write_text("FACTOR = 3\n", encoding="utf-8")
+    _fresh_modules(project)
+    warm, reused = _numbers()
+    assert not reused and warm != before
+    _empty_cache(monkeypatch, tmp_path)
+    assert _numbers()[0] == warm  # as on an empty cache
+
+
+def test_a_team_retriever_is_known_by_what_it_computes(project, monkeypatch, tmp_path):
+    _fresh_modules(project)
+    before, _ = _numbers("letters")
+    assert _numbers("letters")[1]
+    (project / "weights.txt").write_text("5.0", encoding="utf-8")  # the model was retrained
+    _fresh_modules(project)
+    warm, reused = _numbers("letters")
+    assert not reused and warm != before
+    _empty_cache(monkeypatch, tmp_path)
+    assert _numbers("letters")[0] == warm
+
+
+def test_a_retrained_model_is_said_and_its_vectors_made_anew(project, capfd, monkeypatch):
+    monkeypatch.setattr(cache, "SAID", set())
+    _fresh_modules(project)
+    evaluation = Evaluation(tiny_corpus(), Settings(), [SPEC])
+    evaluation.result("windows", "letters", SPEC)
+    assert evaluation.embedding_cache(retrieval.get("letters")).misses > 0
+    (project / "weights.txt").write_text("5.0", encoding="utf-8")
+    _fresh_modules(project)
+    again = Evaluation(tiny_corpus(), Settings(), [SPEC])
+    again.result("windows", "letters", SPEC)
+    assert again.embedding_cache(retrieval.get("letters")).hits == 0
+    assert "retriever 'letters' computes different vectors than the cache holds: " \
+           "re-embedding" in capfd.readouterr().err
+
+
+def test_no_cache_reads_and_writes_nothing(project, cache_dir):
+    _fresh_modules(project)
+    _numbers("letters", result_cache=False, embedding_cache=False)
+    assert not cache_dir.exists() or not any(cache_dir.rglob("*.*z"))
+
+
+# -- crafted entries -----------------------------------------------------------------------
+def _craft_chunks(entry: dict) -> None:
+    """Chunk ends moved past the document: every chunk claims the whole rest of it."""
+    for row in entry["chunks"]:
+        row[2] = row[2] + 10_000
+        row[3] = None
+
+
+def _craft_rows(entry: dict) -> None:
+    del entry["per_query"][2:]
+
+
+def _craft_mean(entry: dict) -> None:
+    entry["metrics"]["recall_at_k"]["value"] = 1.0
+
+
+@pytest.mark.parametrize("craft", ["moved offsets", "cut rows", "changed mean",
+                                   "changed mean, by hand", "another strategy's entry"])
+def test_an_entry_that_is_not_what_its_key_says_is_a_miss(cache_dir, craft, monkeypatch,
+                                                          tmp_path):
+    first = Evaluation(tiny_corpus(), Settings(), [SPEC]).result("fixed-200", "bm25", SPEC)
+    other = Evaluation(tiny_corpus(), Settings(), [SPEC]).result("fixed-400", "bm25", SPEC)
+    if craft == "moved offsets":
+        store = cache.CHUNKS
+        for p in cache.results_root().rglob("*.json.gz"):
+            p.unlink()  # the result must be made from the chunks
+        paths = [p for p in cache.CHUNKS.root().rglob("*.json.gz")
+                 if json.dumps(cache.CHUNKS.read(p)[1]["summary"]["stats"]["hash"])
+                 == json.dumps(first.chunks.hash)]
+        [path] = paths
+    else:
+        store = cache.RESULTS
+        [path] = [p for p in cache.results_root().rglob("*.json.gz")
+                  if cache.RESULTS.read(p)[1]["chunks"]["hash"] == first.chunks.hash]
+    header, entry = store.read(path)
+    if craft == "moved offsets":
+        _craft_chunks(entry)
+    elif craft == "cut rows":
+        _craft_rows(entry)
+    elif craft.startswith("changed mean"):
+        _craft_mean(entry)
+    else:
+        [other_path] = [p for p in cache.results_root().rglob("*.json.gz") if p != path]
+        entry = cache.RESULTS.read(other_path)[1]
+        header = {**header, "describes": cache.RESULTS.read(other_path)[0]["describes"]}
+    write_entry(path, header, entry, checksum=craft != "changed mean, by hand")
+    rejected = store.rejected
+    again = Evaluation(tiny_corpus(), Settings(), [SPEC]).result("fixed-200", "bm25", SPEC)
+    assert not again.reused and store.rejected > rejected
+    assert again.per_query == first.per_query and again.metrics == first.metrics
+    assert other.chunks.hash != first.chunks.hash
+    # and what is stored again is the true result
+    assert Evaluation(tiny_corpus(), Settings(), [SPEC]).result(
+        "fixed-200", "bm25", SPEC).metrics == first.metrics
+
+
+def test_chunks_read_back_meet_the_contract_of_chunks_just_made(cache_dir):
+    made = Evaluation(tiny_corpus(), Settings(), [SPEC]).chunked("structure-400", SPEC)
+    [path] = sorted(cache.CHUNKS.root().rglob("*.json.gz"))
+    header, entry = cache.CHUNKS.read(path)
+    entry["chunks"][0], entry["chunks"][1] = entry["chunks"][1], entry["chunks"][0]
+    write_entry(path, header, entry)
+    read = Evaluation(tiny_corpus(), Settings(), [SPEC]).chunked("structure-400", SPEC)
+    assert read.searched == made.searched  # out of order: chunked again
+    assert np.all([c.start <= c.end for c in read.searched])
