@@ -142,23 +142,49 @@ class Store:
     def read(self, path: Path) -> tuple[dict, dict] | None:
         """(header, entry) of a stored file, or None: absent, unreadable, or its bytes not
         those its header's checksum names (then counted as rejected)."""
+        found = self._parse(path)
+        if isinstance(found, tuple):
+            return found
+        if found not in ("gone", "outdated"):
+            self._reject(path)
+        return None
+
+    def check(self, path: Path) -> str | None:
+        """What is wrong with a stored file: None, "outdated" (an older format, never
+        served) or the problem, said for `chunkeval cache verify`."""
+        found = self._parse(path)
+        if isinstance(found, str):
+            return None if found == "gone" else found
+        if found[0].get("key") != path.name.split(".")[0]:
+            return f"stored under key {str(found[0].get('key'))[:16]}…, not its file's name"
+        return None
+
+    def _parse(self, path: Path) -> tuple[dict, dict] | str:
         try:
             with open(path, "rb") as f:
-                raw = gzip.decompress(f.read())
-        except (OSError, EOFError, zlib.error):  # gone, cut short, not gzip
-            return None
+                raw = f.read()
+        except OSError:
+            return "gone"
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, zlib.error, OSError):
+            return "not a whole gzip file"
         head, sep, body = raw.partition(b"\n")
         try:
             header = json.loads(head.decode("utf-8"))
-            ok = (sep and isinstance(header, dict) and header.get("format") == self.format
-                  and header.get("checksum") == hashlib.sha256(body).hexdigest())
-            entry = json.loads(body.decode("utf-8")) if ok else None
         except ValueError:
-            ok, entry = False, None
-        if not ok or not isinstance(entry, dict):
-            self._reject(path)
-            return None
-        return header, entry
+            header = None
+        if not isinstance(header, dict) or not sep:
+            return "no header line"
+        if header.get("format") != self.format:
+            return "outdated"
+        if header.get("checksum") != hashlib.sha256(body).hexdigest():
+            return "its bytes do not match their checksum (edited or damaged)"
+        try:
+            entry = json.loads(body.decode("utf-8"))
+        except ValueError:
+            entry = None
+        return (header, entry) if isinstance(entry, dict) else "not a JSON object"
 
     def load(self, key: str, describes: dict | None = None) -> dict | None:
         """The entry stored under `key` when it is for this key and describes what the caller

@@ -186,10 +186,21 @@ def build_parser() -> argparse.ArgumentParser:
                            "gate)")
     config.add_options(cmp_, "compare")
 
-    cache_ = sub.add_parser("cache", help="the caches (parsed corpora, downloaded packages, "
-                                          "embeddings, results, generated questions): their "
-                                          "sizes, or clear the embedding and result caches")
-    cache_.add_argument("cache_command", choices=["info", "clear"], metavar="info|clear")
+    cache_ = sub.add_parser(
+        "cache", help="the caches (parsed corpora, downloaded packages, embeddings, chunks, "
+                      "results, generated questions): their sizes, clear the embedding, chunk "
+                      "and result caches, or verify that they hold what their keys say",
+        description="info: what each cache holds. clear: empty the embedding, chunk and result "
+                    "caches. verify: read every stored chunk and result entry and embedding "
+                    "shard whole, then evaluate a sample of the configured cases through the "
+                    "caches and with none, and report every difference (exit 1 on any).")
+    cache_.add_argument("cache_command", choices=["info", "clear", "verify"],
+                        metavar="info|clear|verify")
+    cache_.add_argument("--sample", type=int, default=3, metavar="N",
+                        help="verify: the cases (strategy x retriever x query set) evaluated "
+                             "again without any cache, evenly spread (default: 3; 0: only "
+                             "read the stored entries)")
+    config.add_options(cache_, "cache")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
                                        "project in the working directory")
@@ -445,7 +456,8 @@ def _queries_corpus(args):
     if out.is_dir():
         raise ConfigError(f"--out {out}: is a directory; name the JSONL file to write")
     cfg = config.load(command_line=config.given(args))
-    return cfg, lambda: load_corpus(cfg.corpus, max_document_mb=cfg.max_document_mb)
+    return cfg, lambda: load_corpus(cfg.corpus, use_cache=cfg.cache,
+                                    max_document_mb=cfg.max_document_mb)
 
 
 def _write_queries(out: str, lines: list[dict], meta: dict, empty_status: int) -> int:
@@ -549,6 +561,8 @@ def _cache(args) -> int:
     never give a wrong number."""
     from .retrieval import embedding
 
+    if args.cache_command == "verify":
+        return _verify(args)
     if args.cache_command == "clear":
         status = 0
         for what, where, clear in (("embedding cache", embedding.root(), embedding.clear),
@@ -582,6 +596,27 @@ def _cache(args) -> int:
           f"{size / 2**20:.1f} MB (limit {generate.limit_bytes() / 2**20:.0f} MB, "
           f"${generate.LIMIT_VAR}; kept by clear)")
     return 0
+
+
+def _verify(args) -> int:
+    from .verify import verify
+
+    if args.sample < 0:
+        raise ConfigError(f"--sample {args.sample}: expected a count >= 0")
+    session = _session(args) if args.sample else None
+    if session is not None:
+        print(session.corpus_line, flush=True)
+    found = verify(session, args.sample)
+    for line in found.mismatches:
+        print(f"mismatch: {line}")
+    read = ", ".join(f"{n} {store}" for store, n in found.entries.items())
+    print(f"read {read} entries" + (f" ({found.outdated} of an older format, never served)"
+                                    if found.outdated else ""))
+    if args.sample:
+        print(f"evaluated {len(found.cases)} case(s) again without any cache: "
+              + "; ".join(" | ".join(c) for c in found.cases))
+    print(f"{len(found.mismatches)} mismatch(es)")
+    return 1 if found.mismatches else 0
 
 
 # -- merge -------------------------------------------------------------------------------------

@@ -74,35 +74,35 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("corpus", "path", DEFAULT_CORPUS,
             f"the corpus: {' or '.join(BUILTIN_CORPORA)} (built in: Debian's manuals in "
             "Japanese or English, fetched and cached) or a directory of your HTML, Markdown "
-            "and text documents", cli="--corpus", commands=EVALUATING, metavar="NAME|DIR"),
+            "and text documents", cli="--corpus", commands=(*EVALUATING, "cache"), metavar="NAME|DIR"),
     Setting("query_sets", "paths", [],
             f"query sets: builder names ({', '.join(BUILDERS)}) or JSONL files (id, query, doc, "
             "answer|answers|spans); default: every builder that yields queries on the corpus",
-            cli="--queries", commands=EVALUATING, metavar="NAME|FILE"),
+            cli="--queries", commands=(*EVALUATING, "cache"), metavar="NAME|FILE"),
     Setting("strategies", "list", [],
             "strategies to evaluate and gate: built-in names, MODULE:ATTR splitters and "
             "chonkie:Class(key=value, ...) specs, comma-separated; default: every strategy on the built-in corpus, and on your "
             "corpus the splitters plus the reference strategies", cli="--strategies",
-            commands=("run",), metavar="NAMES"),
+            commands=("run", "cache"), metavar="NAMES"),
     Setting("splitters", "list", [],
             "outside splitters to register, as MODULE:ATTR (imported from the project root) "
             "or chonkie:Class(key=value, ...); "
             "joined from every place they are given", cli="--splitter", adds=True,
-            commands=(*EVALUATING, "strategies"), metavar="MODULE:ATTR"),
+            commands=(*EVALUATING, "strategies", "cache"), metavar="MODULE:ATTR"),
     Setting("reference", "list", list(REFERENCE),
             "built-in strategies gated next to your splitters on your own corpus"),
     Setting("retrievers", "list", [],
             "retrievers to search the chunks with: names (bm25, lsa, hybrid, use, hybrid-use) "
             "and MODULE:ATTR, comma-separated; default: every installed one (use and "
             "hybrid-use on three reference strategies only) and your outside retrievers",
-            cli="--retrievers", commands=("run", "calibrate"), metavar="NAMES"),
+            cli="--retrievers", commands=("run", "calibrate", "cache"), metavar="NAMES"),
     Setting("outside_retrievers", "list", [],
             "your retrievers, as MODULE:ATTR (an embedding function texts -> array [n, d], or "
             "a Retriever), imported from the project root; they join the default set",
-            cli="--retriever", adds=True, commands=("run", "calibrate"), metavar="MODULE:ATTR"),
+            cli="--retriever", adds=True, commands=("run", "calibrate", "cache"), metavar="MODULE:ATTR"),
     Setting("analyzer", "str", DEFAULTS.analyzer,
             "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
-            cli="--analyzer", commands=("run", "compare", "calibrate"), metavar="NAME"),
+            cli="--analyzer", commands=("run", "compare", "calibrate", "cache"), metavar="NAME"),
     Setting("k", "int", DEFAULTS.k, "chunks handed per query (Recall@k, doc hit@k)", cli="--k",
             commands=("run",), metavar="K"),
     Setting("budget", "int", DEFAULTS.budget,
@@ -111,18 +111,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("length", "str", DEFAULTS.length,
             "how chunk lengths and the context budget are measured: chars, or MODULE:ATTR, a "
             "callable text -> int such as a tokenizer's count", cli="--length",
-            commands=EVALUATING, metavar="chars|MODULE:ATTR"),
+            commands=(*EVALUATING, "cache"), metavar="chars|MODULE:ATTR"),
     Setting("coverage", "str", DEFAULTS.coverage,
             "how gold given as spans is scored: auto and positional count a gold character only "
             "in a retrieved chunk whose range holds it; text finds its shingles anywhere in the "
             "gold document (the rule for text gold)", cli="--coverage",
-            commands=EVALUATING, metavar="auto|positional|text"),
+            commands=(*EVALUATING, "cache"), metavar="auto|positional|text"),
     Setting("max_queries", "int", DEFAULTS.max_queries,
             f"sample at most this many queries per set (seed {DEFAULTS.seed})",
-            cli="--max-queries", commands=EVALUATING, metavar="N"),
+            cli="--max-queries", commands=(*EVALUATING, "cache"), metavar="N"),
     Setting("max_document_mb", "size", float(MAX_DOCUMENT_MB),
             "skip, with a warning, any document larger than this many MB, as read or once "
-            "decompressed", cli="--max-document-mb", commands=EVALUATING, metavar="MB"),
+            "decompressed", cli="--max-document-mb", commands=(*EVALUATING, "cache"), metavar="MB"),
     Setting("baselines", "path", BASELINES, "directory of the baseline files"),
     Setting("min_effect", "float", TOLERANCE.min_effect,
             "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)",
@@ -152,6 +152,10 @@ SETTINGS: tuple[Setting, ...] = (
             "used dropped past $CHUNKEVAL_RESULTS_MB, default 1024, and $CHUNKEVAL_CHUNKS_MB, "
             "default 512); false: chunk and evaluate everything, store nothing",
             cli="--no-result-cache", commands=("run", "compare", "calibrate")),
+    Setting("cache", "bool", True,
+            "use chunkeval's caches (parsed corpora, chunks of its own strategies, embeddings, "
+            "results); false: compute everything and keep nothing, e.g. to check a verdict",
+            cli="--no-cache", commands=EVALUATING),
     Setting("shard", "str", None,
             "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "
             "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard",

@@ -205,7 +205,7 @@ class Session:
     @property
     def corpus(self) -> Corpus:
         if self._corpus is None:
-            self._corpus = load_corpus(self.config.corpus,
+            self._corpus = load_corpus(self.config.corpus, use_cache=self.config.cache,
                                        max_document_mb=self.config.max_document_mb)
         return self._corpus
 
@@ -218,7 +218,8 @@ class Session:
 
             evaluation = Evaluation(self.corpus, self.settings,
                                     query_specs=list(self.config.query_sets) or None,
-                                    result_cache=self.config.result_cache)
+                                    result_cache=self.config.result_cache and self.config.cache,
+                                    embedding_cache=self.config.cache)
             evaluation.analyzer  # a bad name fails here, once
             self._evaluation = evaluation
         return self._evaluation

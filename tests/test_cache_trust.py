@@ -206,3 +206,45 @@ def test_chunks_read_back_meet_the_contract_of_chunks_just_made(cache_dir):
     read = Evaluation(tiny_corpus(), Settings(), [SPEC]).chunked("structure-400", SPEC)
     assert read.searched == made.searched  # out of order: chunked again
     assert np.all([c.start <= c.end for c in read.searched])
+
+
+# -- chunkeval cache verify ----------------------------------------------------------------
+def _verify_run(docs, tmp_path, monkeypatch, *extra) -> list[str]:
+    monkeypatch.chdir(tmp_path)
+    return ["--corpus", str(docs), "--strategies", "fixed-400,structure-400",
+            "--retrievers", "bm25", *extra]
+
+
+def test_verify_reports_an_entry_edited_by_hand(docs, tmp_path, monkeypatch, capsys):
+    from chunkeval.cli import main
+    args = _verify_run(docs, tmp_path, monkeypatch)
+    assert main(["run", *args, "--out", str(tmp_path / "out")]) == 0
+    assert main(["cache", "verify", *args, "--sample", "1"]) == 0
+    assert "0 mismatch(es)" in capsys.readouterr().out
+    path = sorted(cache.results_root().rglob("*.json.gz"))[0]
+    header, entry = cache.RESULTS.read(path)
+    entry["per_query"][0]["coverage"] = 1.0 - entry["per_query"][0]["coverage"]
+    write_entry(path, header, entry, checksum=False)  # edited, not re-sealed
+    assert main(["cache", "verify", *args, "--sample", "0"]) == 1
+    out = capsys.readouterr().out
+    assert f"mismatch: results cache {path}: its bytes do not match their checksum" in out
+
+
+def test_verify_recomputes_a_sample_and_finds_a_sealed_wrong_entry(docs, tmp_path, monkeypatch,
+                                                                    capsys):
+    """An entry that is whole and consistent but wrong (a bug that stored another number):
+    only computing it again finds it."""
+    from chunkeval.cli import main
+    args = _verify_run(docs, tmp_path, monkeypatch)
+    assert main(["run", *args, "--out", str(tmp_path / "out")]) == 0
+    for path in cache.results_root().rglob("*.json.gz"):
+        header, entry = cache.RESULTS.read(path)
+        for row in entry["per_query"]:
+            row["doc_hit"] = not row["doc_hit"]
+        hits = [float(r["doc_hit"]) for r in entry["per_query"]]
+        entry["metrics"]["doc_hit_at_k"]["value"] = sum(hits) / len(hits)
+        write_entry(path, header, entry)
+    assert main(["cache", "verify", *args, "--sample", "9"]) == 1
+    out = capsys.readouterr().out
+    assert "the cached result differs: metrics, per_query" in out
+    assert "2 case(s)" in out  # fewer cases than asked: every one

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..cache import atomic_write, cache_root
+from ..identity import code_digest
 from ..errors import CorpusError, InputError, Problem
 from ..model import Corpus, Document
 from ..progress import Progress
@@ -209,8 +210,10 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
                max_bytes: int) -> str:
-    blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, name, sorted(inputs), sorted(drop),
-                       max_bytes], ensure_ascii=False)
+    # the parsers' code itself: a checkout edited in place keeps its version numbers
+    code = code_digest(("corpus/*.py", "model.py"))
+    blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, code, name, sorted(inputs),
+                       sorted(drop), max_bytes], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

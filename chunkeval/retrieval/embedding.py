@@ -136,6 +136,11 @@ class EmbeddingCache:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([rows[k] for k in keys]).astype(np.float32, copy=False)
 
+    def stored(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors this cache holds for those of `texts` it has, by text."""
+        rows = self._load()
+        return {t: rows[k] for t in texts if (k := digest(t)) in rows}
+
     def _recorded_width(self) -> int | None:
         """The width of this retriever's vectors, written with its first shard: a shard of
         another width is damage, not data."""
