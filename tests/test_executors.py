@@ -21,16 +21,18 @@ def without_timings(doc: dict) -> dict:
             "results": [{k: v for k, v in r.items() if k not in drop} for r in doc["results"]]}
 
 
-def test_ray_cluster_gives_the_process_pool_results(docs, tmp_path, capsys):
-    # both evaluate: with the result cache, the second run would only read the first's results
+def test_ray_cluster_gives_the_process_pool_and_the_serial_results(docs, tmp_path, capsys):
+    # all evaluate: with the cache, the later runs would only read the first's results
     common = ["--corpus", str(docs), "--strategies", STRATEGIES, "--retrievers", "bm25,lsa,hybrid",
-              "--jobs", "2", "--no-result-cache"]
-    assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
-    assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
-    pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
-                 for d in ("pool", "ray"))
+              "--no-cache"]
+    assert main(["run", *common, "--jobs", "2", "--out", str(tmp_path / "pool")]) == 0
+    assert main(["run", *common, "--jobs", "1", "--out", str(tmp_path / "serial")]) == 0
+    assert main(["run", *common, "--jobs", "2", "--executor", "ray",
+                 "--out", str(tmp_path / "ray")]) == 0
+    pool, serial, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
+                         for d in ("pool", "serial", "ray"))
     assert len(ray["results"]) == 12
-    assert without_timings(ray) == without_timings(pool)
+    assert without_timings(ray) == without_timings(pool) == without_timings(serial)
 
 
 def test_address_needs_a_distributed_executor(tmp_path, capsys):

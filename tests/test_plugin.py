@@ -240,12 +240,20 @@ def test_worse_implementation_under_the_same_name_fails_and_xdist_agrees(project
     assert all("before" in c for c in cases)
 
 
-def test_under_xdist_the_tests_of_one_strategy_share_a_worker(project):
+def test_under_xdist_the_tests_of_one_strategy_share_a_worker_and_record_the_same_bytes(
+        project):
     # Its chunks and indexes are then built by one worker only. pytest 9.2 ignores the node
     # id suffix by which xdist's own loadgroup passes groups, which split them round-robin.
-    result = run(project, "-n", "2", "-v", "--chunkeval-retrievers", "bm25,lsa,hybrid",
-                 "--update-baselines", subprocess=True)
+    # Serially and under -n 2, with no cache (each computes every number), the baselines are
+    # the same bytes: no score that enters a ranking depends on threads or processes.
+    retrievers = ("--chunkeval-retrievers", "bm25,lsa,hybrid", "--chunkeval-no-cache")
+    serial = run(project, *retrievers, "--update-baselines", subprocess=True)
+    assert serial.ret == 0, serial.stdout.str()
+    recorded = (project.path / BASELINE).read_bytes()
+    (project.path / BASELINE).unlink()
+    result = run(project, "-n", "2", "-v", *retrievers, "--update-baselines", subprocess=True)
     assert result.ret == 0, result.stdout.str()
+    assert (project.path / BASELINE).read_bytes() == recorded
     ran = re.findall(r"^\[(gw\d)\] \[ *\d+%\] PASSED \S+::test_(?:recall|cut_rate)\[(.+)\]",
                      result.stdout.str(), re.M)
     workers: dict[str, set[str]] = {}
@@ -531,3 +539,58 @@ def test_the_verdict_lands_in_the_ci_summary_and_the_junit_report(project, monke
     junit = (project.path / "junit.xml").read_text(encoding="utf-8")
     assert re.search(r'<property name="recall_at_k" value="0\.\d+"', junit)
     assert '<property name="recall_at_k_status" value="regressed"' in junit
+
+
+# -- a warm cache never changes a verdict --------------------------------------------------
+READS_ITS_SIZE = '''\
+import json, os
+from pathlib import Path
+import mysize
+from chunkeval.model import Chunk
+
+
+def mywin(doc):
+    size = int(os.environ.get("MYWIN_SIZE") or 0) or mysize.SIZE or \\
+        json.loads((Path(__file__).parent / "mywin.json").read_text())["size"]
+    cuts = [*range(0, len(doc.text), size), len(doc.text)]
+    return [Chunk(doc.id, s, e, doc.text[s:e]) for s, e in zip(cuts, cuts[1:])
+            if doc.text[s:e].strip()]
+
+
+mywin.params = {"size": 300, "overlap": 0}
+
+
+def drop_half(doc):  # named by the project's options, not run here
+    return mywin(doc)
+
+
+cut_rows = drop_half
+'''
+
+
+@pytest.mark.parametrize("where", ["data file", "environment", "helper module"])
+def test_a_warm_cache_fails_a_regression_of_a_team_splitter_as_an_empty_one_does(
+        project, monkeypatch, where):
+    """The splitter's size lives outside its source: a data file, the environment, a
+    module it imports. The cache must not serve its old chunks."""
+    project.makepyfile(mymod=READS_ITS_SIZE, mysize="SIZE = 0\n")
+    (project.path / "mywin.json").write_text('{"size": 300}', encoding="utf-8")
+    monkeypatch.delenv("MYWIN_SIZE", raising=False)
+    record(project, only="mywin")
+    assert run(project, only="mywin").ret == 0  # warm, unchanged: passes
+    if where == "data file":
+        (project.path / "mywin.json").write_text('{"size": 40}', encoding="utf-8")
+    elif where == "environment":
+        monkeypatch.setenv("MYWIN_SIZE", "40")
+    else:
+        sys.modules.pop("mysize", None)
+        project.makepyfile(mysize="SIZE = 40\n")
+    sys.modules.pop("mymod", None)
+    warm = run(project, only="mywin")
+    assert warm.ret == 1 and "regressed" in warm.stdout.str(), warm.stdout.str()
+    monkeypatch.delenv("MYWIN_SIZE", raising=False)
+    (project.path / "mywin.json").write_text('{"size": 300}', encoding="utf-8")
+    sys.modules.pop("mysize", None)
+    project.makepyfile(mysize="SIZE = 0\n")
+    sys.modules.pop("mymod", None)
+    assert run(project, only="mywin").ret == 0  # reverted: passes again
