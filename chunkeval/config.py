@@ -74,7 +74,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("corpus", "path", DEFAULT_CORPUS,
             f"the corpus: {' or '.join(BUILTIN_CORPORA)} (built in: Debian's manuals in "
             "Japanese or English, fetched and cached) or a directory of your HTML, Markdown "
-            "and text documents", cli="--corpus", commands=(*EVALUATING, "cache"), metavar="NAME|DIR"),
+            "and text documents", cli="--corpus", commands=(*EVALUATING, "cache"),
+            metavar="NAME|DIR"),
     Setting("query_sets", "paths", [],
             f"query sets: builder names ({', '.join(BUILDERS)}) or JSONL files (id, query, doc, "
             "answer|answers|spans); default: every builder that yields queries on the corpus",
@@ -99,7 +100,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("outside_retrievers", "list", [],
             "your retrievers, as MODULE:ATTR (an embedding function texts -> array [n, d], or "
             "a Retriever), imported from the project root; they join the default set",
-            cli="--retriever", adds=True, commands=("run", "calibrate", "cache"), metavar="MODULE:ATTR"),
+            cli="--retriever", adds=True, commands=("run", "calibrate", "cache"),
+            metavar="MODULE:ATTR"),
     Setting("analyzer", "str", DEFAULTS.analyzer,
             "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
             cli="--analyzer", commands=("run", "compare", "calibrate", "cache"), metavar="NAME"),
@@ -122,7 +124,8 @@ SETTINGS: tuple[Setting, ...] = (
             cli="--max-queries", commands=(*EVALUATING, "cache"), metavar="N"),
     Setting("max_document_mb", "size", float(MAX_DOCUMENT_MB),
             "skip, with a warning, any document larger than this many MB, as read or once "
-            "decompressed", cli="--max-document-mb", commands=(*EVALUATING, "cache"), metavar="MB"),
+            "decompressed", cli="--max-document-mb", commands=(*EVALUATING, "cache"),
+            metavar="MB"),
     Setting("baselines", "path", BASELINES, "directory of the baseline files"),
     Setting("min_effect", "float", TOLERANCE.min_effect,
             "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)",

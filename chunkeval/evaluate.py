@@ -488,7 +488,8 @@ class Evaluation:
                 metrics.coverage_rule(self.query_set(spec), self.settings.coverage))
                 for spec in self.query_specs},
             strategies={n: strategies.get(n).describe() for n in names},
-            retrievers={r: _described(r) for r in dict.fromkeys(x.retriever for x in results)},
+            retrievers={r: _described(r, self.canary)
+                        for r in dict.fromkeys(x.retriever for x in results)},
             analyzer=self.analyzer,
             embeddings={k: sum((x.embeddings or {}).get(k, 0) for x in results)
                         for k in ("embedded", "cached")},
@@ -692,12 +693,15 @@ def _chunked_from(entry: dict, view: Corpus, strategy: strategies.Strategy) -> C
                    cut=summary.cut, rewritten=rewritten)
 
 
-def _described(name: str) -> dict:
-    """A retriever as results.json describes it; an outside one with its source's digest,
-    so that results of other code under the same version are told apart (merge)."""
+def _described(name: str, canary: identity.Canary) -> dict:
+    """A retriever as results.json describes it; an outside one with its source's digest and
+    what it computes, so that results of other code or models under the same version are
+    told apart (merge)."""
     r = retrieval.get(name)
     code = r.source
-    return r.describe() | ({"code": code} if code else {})
+    computes = identity.retriever_identity(name, canary).get("computes")
+    return r.describe() | ({"code": code} if code else {}) | (
+        {"computes": computes} if computes else {})
 
 
 def corpus_summary(corpus: Corpus) -> CorpusSummary:
