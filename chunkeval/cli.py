@@ -25,6 +25,7 @@ from . import __version__, cache, config, export, strategies
 from .cache import atomic_write
 from .corpus import DEFAULT_CORPUS, fetch_builtin, format_of, load_corpus
 from .corpus.debian import BUILTIN_CORPORA
+from .corpus.rendered import RULES
 from .errors import ChunkevalError, ConfigError, CorpusError, InputError, Problem
 from .executors import EXECUTORS, make
 from .gate import calibrate, verdict
@@ -327,6 +328,8 @@ def _info(args) -> int:
         "formats": dict(sorted(Counter(format_of(d.id) or "html" for d in corpus.documents).items())),
         "chars": corpus.chars,
         "blocks": dict(sorted(blocks.items())),
+        "removed": _removed(corpus),
+        "analyzer": {"setting": session.config.analyzer, "resolved": evaluation.analyzer},
         "queries": {qs.name: len(qs) for qs in sets.values()},
         "query_fingerprints": {qs.name: qs.fingerprint for qs in sets.values()},
         "query_sets": {qs.name: _set_info(session, spec) for spec, qs in sets.items()},
@@ -351,6 +354,14 @@ def _info(args) -> int:
         print(f"fingerprint {info['fingerprint']} (corpus {info['corpus_fingerprint']})")
         print("blocks      " + ", ".join(f"{k} {v}" for k, v in info["blocks"].items()))
         print("formats     " + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
+        for kind, rules in info["removed"].items():
+            print(f"removed     from {kind}, what a reader does not see:")
+            for rule, r in rules.items():
+                print(f"  {RULES[rule]}: {r['chars']:,} chars in {r['documents']} "
+                      f"document{'s' if r['documents'] != 1 else ''}")
+        analyzer = info["analyzer"]
+        print(f"analyzer    {analyzer['resolved']}" + (
+            " (auto: from the corpus's language)" if analyzer["setting"] == "auto" else ""))
         print("queries     " + ", ".join(f"{k} {v}" for k, v in info["queries"].items()))
         for name, detail in info["query_sets"].items():
             print(_format_set_info(name, detail, indent="  "))
@@ -360,6 +371,20 @@ def _info(args) -> int:
         if args.dump:
             print(f"dump        {args.dump}")
     return _report_problems(problems, session.config.strict)
+
+
+def _removed(corpus) -> dict:
+    """Per file kind and rule, the characters the parser cut and the documents it cut them
+    from (a Markdown file's comments, tags, markers...)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for d in corpus.documents:
+        for rule, n in d.removed:
+            r = out.setdefault(format_of(d.id) or "html", {}).setdefault(
+                rule, {"chars": 0, "documents": 0})
+            r["chars"] += n
+            r["documents"] += 1
+    return {kind: {rule: rules[rule] for rule in RULES if rule in rules}
+            for kind, rules in sorted(out.items())}
 
 
 def _set_info(session: Session, spec: str) -> dict:

@@ -102,7 +102,7 @@ SETTINGS: tuple[Setting, ...] = (
             cli="--retriever", adds=True, commands=("run", "calibrate"), metavar="MODULE:ATTR"),
     Setting("analyzer", "str", DEFAULTS.analyzer,
             "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
-            cli="--analyzer", commands=("run", "compare", "calibrate"), metavar="NAME"),
+            cli="--analyzer", commands=("info", "run", "compare", "calibrate"), metavar="NAME"),
     Setting("k", "int", DEFAULTS.k, "chunks handed per query (Recall@k, doc hit@k)", cli="--k",
             commands=("run",), metavar="K"),
     Setting("budget", "int", DEFAULTS.budget,
