@@ -821,13 +821,15 @@ def _init(args) -> int:
         built = build_default_query_sets(load_corpus(str(docs)))
     except ChunkevalError as e:
         raise ConfigError(f"{docs}: {e}") from None
-    sets = [qs.name for qs in built]
+    sets = []  # only sets that can gate: a set that cannot would pass whatever happens
     tol = verdict.DEFAULT_TOLERANCE  # the section's retrievers, every set: the widest family
     for qs in built:
         power = set_power(qs.name, len(qs), alpha=tol.alpha, min_effect=tol.min_effect,
                           family=3 * len(built) * len(tol.gated))
+        if power.gates:
+            sets.append(qs.name)
         print(f"query set {qs.name}: {len(qs)} queries"
-              + (f"; reported, NOT gated: {power.reason()}" if not power.gates else
+              + (f"; NOT configured, it cannot gate: {power.reason()}" if not power.gates else
                  f"; catches a drop of {power.smallest_drop * 100:.0f} points"))
     example = root / f"{EXAMPLE_MODULE}.py"
     if args.example_splitter and example.exists():
@@ -843,8 +845,10 @@ def _init(args) -> int:
     atomic_write(pyproject, old + ("\n" if old and not old.endswith("\n\n") else "") + section)
     print(f"wrote {config.SECTION} to {pyproject}")
     if not sets:
-        print("no built-in query set found queries in these documents: write your own "
-              "questions as JSONL (id, query, doc, answer) and list the file in query_sets")
+        print(("no built-in query set can gate on these documents" if built else
+               "no built-in query set found queries in these documents")
+              + ": write your own questions as JSONL (id, query, doc, answer) and list the "
+              "file in query_sets")
     print("next:\n  pytest --update-baselines   # record the baselines; commit baselines/\n"
           "  pytest                      # then every change is gated against them")
     return 0
