@@ -294,7 +294,10 @@ class Evaluation:
                 stored_key = self.result_key(summary, retriever, qs)
                 stored = _stored(stored_key, retriever, qs.name)
                 if stored is not None:
-                    self._results[key] = _reused(stored, strategy_name, summary)
+                    embedded2, cached2 = self._embedding_counts()  # chunking's, if it ran
+                    self._results[key] = replace(
+                        _reused(stored, strategy_name, summary),
+                        embeddings={"embedded": embedded2 - embedded, "cached": cached2 - cached})
                     return self._results[key]
             else:
                 stored_key = None

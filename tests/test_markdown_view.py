@@ -218,3 +218,23 @@ def test_corpus_info_counts_what_each_rule_removed_per_kind(tmp_path, capsys):
     assert "removed     from markdown, what a reader does not see:" in out
     assert "  HTML comments: 28 chars in 2 documents" in out
     assert "analyzer    word\n" in out
+
+
+PIECES = ["<!--", "-->", "<b>", "</b>", "<div>\n", "{ #id }", "{* x *}", "{{#include a}}",
+          "--8<--", ":::", "::: tip T", "///", "/// note | N", "```", "```{note}", ":opt: v",
+          "[r]: /u", "[r]", "`", "# ", "## ", "- ", "> ", "    ", "|a|b|\n|-|-|", "---",
+          "\n", "\n\n", "text", "語", " ", "]", "(x)"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map("".join))
+def test_any_mix_of_markup_parses_or_is_refused_with_a_message(raw):
+    from chunkeval.errors import InputError
+
+    try:
+        doc = md(raw)
+    except InputError as e:
+        assert "only markup" in e.message or "empty file" in e.message
+        return
+    check_map(doc, raw.replace("\r", ""))
+    check_layout(doc)
