@@ -3,8 +3,10 @@ CSV, a Ragas test set (CSV, JSON or JSONL), LlamaIndex's EmbeddingQAFinetuneData
 a BEIR folder (queries.jsonl, qrels/*.tsv, corpus.jsonl).
 
 Every excerpt is located in the corpus chunkeval scores, so the file written holds `spans`
-into the documents' own text: at the file's offsets where the text there is the excerpt,
-else where an exact search finds it, else where it is found with whitespace ignored (an
+into the documents' own text: at the file's offsets where the text there is the excerpt
+(through the document's file map: a Markdown document's text lacks what a reader does not
+see, and an excerpt wholly inside that is reported, not searched for elsewhere), else where
+an exact search finds it, else where it is found with whitespace ignored (an
 HTML page's text is not its file, and a splitter may have tidied line breaks). An excerpt
 found nowhere is counted and listed, never dropped unsaid.
 
