@@ -122,7 +122,7 @@ class Document:
     def text_offset(self, file_offset: int) -> int | None:
         """The text offset of a file offset; None when the parser removed the character
         there (or the document has no map)."""
-        i = bisect.bisect_right(self._file_starts, file_offset) - 1
+        i = bisect.bisect_right(self.file_map, file_offset, key=lambda run: run[1]) - 1
         if i < 0:
             return None
         t, f, n = self.file_map[i]
@@ -132,7 +132,7 @@ class Document:
         """The file offset of a text offset (the text's end maps to its last run's end)."""
         if not self.file_map:
             raise ValueError(f"{self.id}: the document text is not a slice of its file")
-        i = max(bisect.bisect_right(self._text_starts, text_offset) - 1, 0)
+        i = max(bisect.bisect_right(self.file_map, text_offset, key=lambda run: run[0]) - 1, 0)
         t, f, _ = self.file_map[i]
         return f + text_offset - t
 
@@ -142,14 +142,6 @@ class Document:
         kept = [(max(start, f) - f + t, min(end, f + n) - f + t)
                 for t, f, n in self.file_map if f < end and start < f + n]
         return (kept[0][0], kept[-1][1]) if kept else None
-
-    @property
-    def _file_starts(self) -> list[int]:
-        return [f for _, f, _ in self.file_map]
-
-    @property
-    def _text_starts(self) -> list[int]:
-        return [t for t, _, _ in self.file_map]
 
     def to_json(self) -> dict:
         return {

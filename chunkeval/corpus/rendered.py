@@ -98,7 +98,7 @@ def render(raw: str, tokens) -> Rendered:
     html: set[int] = set()
     covered: set[int] = set()  # lines of leaf blocks
     headings: set[int] = set()
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         if tok.map is None:
             continue
         first, end = tok.map
