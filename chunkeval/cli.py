@@ -25,6 +25,7 @@ from . import __version__, cache, config, export, strategies
 from .cache import atomic_write
 from .corpus import DEFAULT_CORPUS, fetch_builtin, format_of, load_corpus
 from .corpus.debian import BUILTIN_CORPORA
+from .corpus.rendered import RULES
 from .errors import ChunkevalError, ConfigError, CorpusError, InputError, Problem
 from .executors import EXECUTORS, make
 from .gate import calibrate, verdict
@@ -338,6 +339,8 @@ def _info(args) -> int:
         "formats": dict(sorted(Counter(format_of(d.id) or "html" for d in corpus.documents).items())),
         "chars": corpus.chars,
         "blocks": dict(sorted(blocks.items())),
+        "removed": _removed(corpus),
+        "analyzer": {"setting": session.config.analyzer, "resolved": evaluation.analyzer},
         "queries": {qs.name: len(qs) for qs in sets.values()},
         "query_fingerprints": {qs.name: qs.fingerprint for qs in sets.values()},
         "query_sets": {qs.name: _set_info(session, spec) for spec, qs in sets.items()},
@@ -362,6 +365,14 @@ def _info(args) -> int:
         print(f"fingerprint {info['fingerprint']} (corpus {info['corpus_fingerprint']})")
         print("blocks      " + ", ".join(f"{k} {v}" for k, v in info["blocks"].items()))
         print("formats     " + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
+        for kind, rules in info["removed"].items():
+            print(f"removed     from {kind}, what a reader does not see:")
+            for rule, r in rules.items():
+                print(f"  {RULES[rule]}: {r['chars']:,} chars in {r['documents']} "
+                      f"document{'s' if r['documents'] != 1 else ''}")
+        analyzer = info["analyzer"]
+        print(f"analyzer    {analyzer['resolved']}" + (
+            " (auto: from the corpus's language)" if analyzer["setting"] == "auto" else ""))
         print("queries     " + ", ".join(f"{k} {v}" for k, v in info["queries"].items()))
         for name, detail in info["query_sets"].items():
             print(_format_set_info(name, detail, indent="  "))
@@ -371,6 +382,20 @@ def _info(args) -> int:
         if args.dump:
             print(f"dump        {args.dump}")
     return _report_problems(problems, session.config.strict)
+
+
+def _removed(corpus) -> dict:
+    """Per file kind and rule, the characters the parser cut and the documents it cut them
+    from (a Markdown file's comments, tags, markers...)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for d in corpus.documents:
+        for rule, n in d.removed:
+            r = out.setdefault(format_of(d.id) or "html", {}).setdefault(
+                rule, {"chars": 0, "documents": 0})
+            r["chars"] += n
+            r["documents"] += 1
+    return {kind: {rule: rules[rule] for rule in RULES if rule in rules}
+            for kind, rules in sorted(out.items())}
 
 
 def _set_info(session: Session, spec: str) -> dict:
@@ -831,13 +856,15 @@ def _init(args) -> int:
         built = build_default_query_sets(load_corpus(str(docs)))
     except ChunkevalError as e:
         raise ConfigError(f"{docs}: {e}") from None
-    sets = [qs.name for qs in built]
+    sets = []  # only sets that can gate: a set that cannot would pass whatever happens
     tol = verdict.DEFAULT_TOLERANCE  # the section's retrievers, every set: the widest family
     for qs in built:
         power = set_power(qs.name, len(qs), alpha=tol.alpha, min_effect=tol.min_effect,
                           family=3 * len(built) * len(tol.gated))
+        if power.gates:
+            sets.append(qs.name)
         print(f"query set {qs.name}: {len(qs)} queries"
-              + (f"; reported, NOT gated: {power.reason()}" if not power.gates else
+              + (f"; NOT configured, it cannot gate: {power.reason()}" if not power.gates else
                  f"; catches a drop of {power.smallest_drop * 100:.0f} points"))
     example = root / f"{EXAMPLE_MODULE}.py"
     if args.example_splitter and example.exists():
@@ -853,8 +880,10 @@ def _init(args) -> int:
     atomic_write(pyproject, old + ("\n" if old and not old.endswith("\n\n") else "") + section)
     print(f"wrote {config.SECTION} to {pyproject}")
     if not sets:
-        print("no built-in query set found queries in these documents: write your own "
-              "questions as JSONL (id, query, doc, answer) and list the file in query_sets")
+        print(("no built-in query set can gate on these documents" if built else
+               "no built-in query set found queries in these documents")
+              + ": write your own questions as JSONL (id, query, doc, answer) and list the "
+              "file in query_sets")
     print("next:\n  pytest --update-baselines   # record the baselines; commit baselines/\n"
           "  pytest                      # then every change is gated against them")
     return 0

@@ -49,6 +49,7 @@ from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
 from .shard import select
 from .strategies.defaults import default_retrievers
+from .strategies.semantic import embedding_counts
 
 # Deep enough that the 4,000-char end of the budget curve fills even with small chunks.
 SEARCH_DEPTH = 64
@@ -151,8 +152,11 @@ class Evaluation:
         return identity.retriever_identity(name, self.canary)
 
     def _embedding_counts(self) -> tuple[int, int]:
-        return (sum(c.misses for c in self._caches.values()),
-                sum(c.hits for c in self._caches.values()))
+        """Texts embedded anew and found in the cache so far: by retrievers and by the
+        semantic chunkers (whose texts are embeddings too)."""
+        chunking = embedding_counts()
+        return (sum(c.misses for c in self._caches.values()) + chunking[0],
+                sum(c.hits for c in self._caches.values()) + chunking[1])
 
     # -- stages, each memoised ------------------------------------------------------------
     def query_set(self, spec: str) -> QuerySet:
@@ -304,17 +308,20 @@ class Evaluation:
             s = self.settings
             qs = self.query_set(spec)
             r = retrieval.get(retriever)
+            embedded, cached = self._embedding_counts()  # chunking may embed (semantic)
             if self.result_cache:
                 summary = self.chunk_summary(strategy_name, spec)
                 stored_key = self.result_key(summary, retriever, qs)
                 stored = _stored(stored_key, retriever, qs, summary, s.complete_at)
                 if stored is not None:
-                    self._results[key] = _reused(stored, strategy_name, summary)
+                    embedded2, cached2 = self._embedding_counts()  # chunking's, if it ran
+                    self._results[key] = replace(
+                        _reused(stored, strategy_name, summary),
+                        embeddings={"embedded": embedded2 - embedded, "cached": cached2 - cached})
                     return self._results[key]
             else:
                 stored_key = None
             chunked = self.chunked(strategy_name, spec)
-            embedded, cached = self._embedding_counts()
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
             scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,

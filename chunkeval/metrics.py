@@ -55,7 +55,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .errors import ConfigError, UnknownName
-from .model import Chunk, Document, QuerySet
+from .model import Block, Chunk, Document, QuerySet
 from .outside import Length
 from .results import (COVERAGE_RULES, DEFAULTS, METRICS, ChunkStats, CutRate, Overlap, PerQuery,
                       Stat)
@@ -908,23 +908,35 @@ def cut_rate(documents: Iterable[Document], chunks: Sequence[Chunk]) -> CutRate:
     """Share of table and pre blocks with a chunk boundary (a chunk's start or end)
     strictly inside them. For parent-child, pass the handed (parent) chunks.
     The value is 0.0 when there are no such blocks (see `blocks`)."""
+    blocks = cut = 0
+    for _, _, inside in _cut_blocks(documents, chunks):
+        blocks += 1
+        cut += bool(inside)
+    return CutRate(cut / blocks if blocks else 0.0, blocks, cut)
+
+
+def cut_blocks(documents: Iterable[Document], chunks: Sequence[Chunk]
+               ) -> list[tuple[Document, Block, list[int]]]:
+    """The table and pre blocks cut_rate counts as cut, each with the chunk boundaries
+    inside it (for a failure message that names them)."""
+    return [found for found in _cut_blocks(documents, chunks) if found[2]]
+
+
+def _cut_blocks(documents, chunks):
     bounds: dict[str, list[int]] = defaultdict(list)
     for c in chunks:
         if c.end > c.start:  # an output mapped to no span (empty) cuts nothing
             bounds[c.doc_id] += (c.start, c.end)
     for doc_id in bounds:
         bounds[doc_id].sort()
-    blocks = cut = 0
     for doc in documents:
         points = bounds.get(doc.id, [])
         for block in doc.blocks:
             if block.kind not in CUT_KINDS:
                 continue
-            blocks += 1
-            first_after_start = bisect.bisect_right(points, block.start)
-            if first_after_start < len(points) and points[first_after_start] < block.end:
-                cut += 1
-    return CutRate(cut / blocks if blocks else 0.0, blocks, cut)
+            first = bisect.bisect_right(points, block.start)
+            last = bisect.bisect_left(points, block.end)
+            yield doc, block, sorted(set(points[first:last]))
 
 
 def overlap_stats(chunks: Iterable[Chunk]) -> Overlap:

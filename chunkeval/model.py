@@ -9,6 +9,7 @@ offsets are right by construction and recursive splitters see paragraph breaks.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from dataclasses import dataclass
@@ -74,6 +75,12 @@ class Document:
     text: str
     blocks: tuple[Block, ...]
     source: str = ""  # where it came from (package, file), for messages
+    # Where the text is the file's (line-end-normalised) text: sorted runs (text_start,
+    # file_start, length), contiguous in the text; what lies between runs in the file is
+    # markup the parser removed. Markdown and plain text have it (plain text one run, the
+    # whole file); HTML, whose text is no slice of its file, has none.
+    file_map: tuple[tuple[int, int, int], ...] = ()
+    removed: tuple[tuple[str, int], ...] = ()  # (rule, characters) the parser cut, by rule
 
     @classmethod
     def from_parts(cls, id: str, title: str, parts: Iterable[Part], source: str = "") -> "Document":
@@ -112,6 +119,30 @@ class Document:
     def block_text(self, block: Block) -> str:
         return self.text[block.start:block.end]
 
+    def text_offset(self, file_offset: int) -> int | None:
+        """The text offset of a file offset; None when the parser removed the character
+        there (or the document has no map)."""
+        i = bisect.bisect_right(self.file_map, file_offset, key=lambda run: run[1]) - 1
+        if i < 0:
+            return None
+        t, f, n = self.file_map[i]
+        return t + file_offset - f if file_offset < f + n else None
+
+    def file_offset(self, text_offset: int) -> int:
+        """The file offset of a text offset (the text's end maps to its last run's end)."""
+        if not self.file_map:
+            raise ValueError(f"{self.id}: the document text is not a slice of its file")
+        i = max(bisect.bisect_right(self.file_map, text_offset, key=lambda run: run[0]) - 1, 0)
+        t, f, _ = self.file_map[i]
+        return f + text_offset - t
+
+    def text_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """The text span of what the parser kept of the file's [start, end); None when it
+        kept none of it (or the document has no map)."""
+        kept = [(max(start, f) - f + t, min(end, f + n) - f + t)
+                for t, f, n in self.file_map if f < end and start < f + n]
+        return (kept[0][0], kept[-1][1]) if kept else None
+
     def to_json(self) -> dict:
         return {
             "id": self.id, "title": self.title, "text": self.text, "source": self.source,
@@ -120,6 +151,9 @@ class Document:
                         **({"rows": [list(r) for r in b.rows], "header_rows": b.header_rows}
                            if b.kind == "table" else {})}
                        for b in self.blocks],
+            # only when there is one, so that an HTML corpus's fingerprint stays as it was
+            **({"file_map": [list(r) for r in self.file_map]} if self.file_map else {}),
+            **({"removed": [list(r) for r in self.removed]} if self.removed else {}),
         }
 
     @classmethod
@@ -127,7 +161,9 @@ class Document:
         blocks = tuple(Block(b["kind"], b["start"], b["end"], tuple(b["headings"]),
                              tuple(tuple(r) for r in b.get("rows", ())), b.get("header_rows", 0))
                        for b in d["blocks"])
-        return cls(d["id"], d["title"], d["text"], blocks, d.get("source", ""))
+        return cls(d["id"], d["title"], d["text"], blocks, d.get("source", ""),
+                   tuple(tuple(r) for r in d.get("file_map", ())),
+                   tuple(tuple(r) for r in d.get("removed", ())))
 
 
 def _digest(obj) -> str:

@@ -503,7 +503,8 @@ class Checker:
         session = self.session
         qs = session.query_set(case.query_set)
         self._emit_problems()
-        cut = session.evaluation.chunked(case.strategy, case.query_set).cut
+        chunked = session.evaluation.chunked(case.strategy, case.query_set)
+        cut = chunked.cut
         what = f"strategy {case.strategy!r} on query set {qs.name!r}"
         problems = []
         ceiling = session.tolerance.cut_ceiling
@@ -523,7 +524,11 @@ class Checker:
                 problems.append(f"cut rate {cut.value * 100:.1f}% rose from baseline "
                                 f"{entry.cut_rate * 100:.1f}%")
         if problems:
-            pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems), pytrace=False)
+            from .metrics import cut_blocks
+
+            cuts = diffs.describe_cuts(cut_blocks(qs.view.documents, chunked.handed))
+            pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems) + "\n" + cuts,
+                        pytrace=False)
 
 
 # -- the controller's side: collect rows, write baselines, print the summary --------------------

@@ -124,7 +124,9 @@ def test_init_writes_a_section_that_loads_and_a_splitter_that_keeps_its_invarian
     assert "pytest --update-baselines" in out and "docs/html (3 files)" in out
     text = (project / "pyproject.toml").read_text(encoding="utf-8")
     assert text.startswith('[project]\nname = "p"\n') and 'corpus = "docs/html"' in text
-    assert 'query_sets = ["section-titles"]' in text
+    # 3 queries cannot gate: the set is not configured, and init says so
+    assert "\nquery_sets" not in text and '# query_sets = ["questions.jsonl"]' in text
+    assert "section-titles: 3 queries; NOT configured, it cannot gate" in out
     assert Session(config.load()).strategies == ["split", "fixed-400", "structure-400"]
     split = strategies.get("split")
     assert split.keeps_structure

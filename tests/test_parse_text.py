@@ -76,7 +76,9 @@ def check_layout(doc: Document) -> None:
 def test_markdown_blocks_and_heading_paths():
     doc = md(DOC)
     check_layout(doc)
-    assert doc.text == DOC  # the file's own text
+    body = DOC.split("---\n", 2)[2]
+    assert doc.text == body  # the file's own text, front matter cut
+    assert doc.file_map == ((0, len(DOC) - len(body), len(body)),)
     assert doc.title == "Guide Title"
     assert texts(doc, "heading1") == ["Guide Title"]
     assert texts(doc, "heading2") == ["Install", "Setext two"]
@@ -162,7 +164,7 @@ def test_mixed_directory(tmp_path):
     (tmp_path / "sub" / "data.csv").write_text("a,b\n", encoding="utf-8")
     corpus = load_corpus(str(tmp_path), use_cache=False)
     assert [d.id for d in corpus.documents] == ["guide.md", "page.html", "sub/notes.txt"]
-    assert corpus["guide.md"].text == DOC
+    assert corpus["guide.md"].text == DOC.split("---\n", 2)[2]  # front matter cut
     (problem,) = corpus.problems
     assert "2 unsupported file(s)" in problem.message
     assert "logo.png" in problem.message and "sub/data.csv" in problem.message

@@ -379,7 +379,11 @@ def test_cut_rate_refuses_a_row_cutter_and_reads_the_entry_of_any_retriever(proj
     assert result.ret == 1  # the ceiling holds even while recording
     result.stdout.fnmatch_lines([
         "*strategy 'cut_rows' on query set 'section-titles' on corpus *: cut rate *% is above "
-        "the ceiling 25.0% (* of * table/pre blocks cut)*"])
+        "the ceiling 25.0% (* of * table/pre blocks cut)*",
+        # as a recall failure names its queries: the documents, blocks and boundaries
+        "* cut block(s) in * document(s); the first 5 (document, block [[]start:end], chunk "
+        "boundaries inside it):",
+        "  page*.html table [[]*:*] '*': cut at *"])
     assert result.parseoutcomes()["failed"] == 1
     # recorded with lsa alone: the cut-rate test must not look for a bm25 entry
     result = run(project, *lsa, only="structure-400")

@@ -154,6 +154,14 @@ def test_html_keeps_japanese_text():
     page = report.render_html(typed(doc))
     assert "<title>chunkeval report — デビアン</title>" in page
     assert "よくある質問" in page
+    assert '<html lang="ja">' in page  # as the page's text shows it
+
+
+def test_html_declares_the_corpus_language():
+    doc = make_results()  # debian-ja: its language, though the page may show no Japanese
+    assert '<html lang="ja">' in report.render_html(typed(doc))
+    doc["corpus"]["name"] = "debian-en"
+    assert '<html lang="en">' in report.render_html(typed(doc))
 
 
 def test_plots_without_data_still_render_one_svg_each():

@@ -258,3 +258,5 @@ def test_a_project_builds_them_on_its_own_retriever(tmp_path, monkeypatch, manua
     assert {r["strategy"] for r in doc["results"]} == {"semantic-cluster-400@topics",
                                                        "semantic-kamradt-p95-800@topics"}
     assert not doc.get("failed")
+    # the chunkers' embeddings are counted, though bm25 embeds nothing
+    assert all(r["embeddings"]["embedded"] > 0 for r in doc["results"])

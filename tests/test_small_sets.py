@@ -94,4 +94,8 @@ def test_init_says_which_sets_cannot_gate(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["init"]) == 0
     out = capsys.readouterr().out
-    assert "; reported, NOT gated: query set 'section-titles' is too small to gate" in out
+    assert "; NOT configured, it cannot gate: query set 'section-titles' is too small to gate" in out
+    # a set that cannot gate is not configured: it would pass whatever happened
+    section = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    assert "section-titles" not in section.split("query_sets", 1)[1].split("\n", 1)[0]
+    assert "no built-in query set can gate on these documents" in out

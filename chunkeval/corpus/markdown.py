@@ -1,9 +1,13 @@
-"""Markdown and plain text -> Document, with blocks pointing into the file's own text.
+"""Markdown and plain text -> Document, with blocks pointing into the document's text.
 
-Unlike HTML, the document text is the file as written (what an LLM would be handed); only
-a BOM is dropped and line ends become "\\n". A block's `[start, end)` covers its content:
-list markers, "#" of headings, ">" before a quote's first line and code fences lie between
-blocks, so offsets slice the text exactly and the markup is all that stays outside.
+A Markdown document's text is the file as a reader of the rendered page sees it
+(rendered.py): the file's text without comments, front matter, link definitions, raw HTML
+tags, attribute lists and the markers of includes, containers and directives, and with
+Markdown's own markup and code kept (what an LLM would be handed). Document.file_map takes
+a file offset to the text's. A plain-text document's text is its file (one run). Either
+way a BOM is dropped and line ends become "\\n". A block's `[start, end)` covers its
+content: list markers, "#" of headings, ">" before a quote's first line and code fences lie
+between blocks, so offsets slice the text exactly and the markup is all that stays outside.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from typing import TYPE_CHECKING
 from ..errors import InputError, Problem
 from ..model import Block, Document
 from .html import decode_html
+from .rendered import render
 
 if TYPE_CHECKING:  # imported where a file is parsed, as html.py does lxml
     from markdown_it import MarkdownIt
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
-TEXT_PARSER_VERSION = "2"
+TEXT_PARSER_VERSION = "3"
 
 _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 4, "h6": 4}
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
@@ -121,7 +126,10 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
                    ) -> tuple[Document, list[Problem]]:
     """Parse one Markdown file. Raises InputError when it cannot become a document."""
     where = str(path) if path else doc_id
-    text, problems = _decode(data, where, "a Markdown file")
+    raw, problems = _decode(data, where, "a Markdown file")
+    file_tokens = _markdown().parse(raw)
+    seen = render(raw, file_tokens)
+    text = seen.text
     tokens = _markdown().parse(text)
     lines = _Lines(text)
 
@@ -164,7 +172,7 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     if not found:
         raise InputError(where, "no text: the file holds only markup")
     heading_texts = [(int(k[-1]), text[s:e]) for k, s, e, _, _ in found if k.startswith("heading")]
-    title = _title(heading_texts, _front_matter_title(tokens))
+    title = _title(heading_texts, _front_matter_title(file_tokens))
     path_ = [title, "", ""]
     blocks = []
     for kind, start, end, rows, header_rows in found:
@@ -180,7 +188,9 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     if not heading_texts:
         problems.append(Problem(where, "no headings: the file has no structure, "
                                        "it is read as one section"))
-    return Document(doc_id, title or doc_id, text, tuple(blocks), source=where), problems
+    removed = tuple((rule, n) for rule, n in sorted(seen.removed.items()))
+    return Document(doc_id, title or doc_id, text, tuple(blocks), source=where,
+                    file_map=seen.file_map, removed=removed), problems
 
 
 def parse_plain(data: bytes, doc_id: str, *, path: str | None = None
@@ -198,4 +208,5 @@ def parse_plain(data: bytes, doc_id: str, *, path: str | None = None
             blocks.append(Block("paragraph", pos + lead, pos + len(chunk.rstrip()), ("", "", "")))
         if m:
             pos = m.end()
-    return Document(doc_id, doc_id, text, tuple(blocks), source=where), problems
+    return Document(doc_id, doc_id, text, tuple(blocks), source=where,
+                    file_map=((0, 0, len(text)),)), problems

@@ -7,7 +7,7 @@ fingerprint guarantees the order), so rows pair by position.
 
 from __future__ import annotations
 
-from ..model import Corpus, QuerySet
+from ..model import Block, Corpus, Document, QuerySet
 from ..results import BaselineEntry, Result, span_of
 
 SHOWN = 5
@@ -67,4 +67,23 @@ def describe(rows: list[dict], view: Corpus, n: int = SHOWN) -> str:
         same = r["best_now"] is not None and r["best_now"] == r["best_before"]
         lines.append(f"      most gold now:    {chunk_text(view, r['best_now'])}"
                      + (" (the same chunk: the rest of the top k changed)" if same else ""))
+    return "\n".join(lines)
+
+
+def describe_cuts(cuts: list[tuple[Document, Block, list[int]]], n: int = SHOWN) -> str:
+    """The cut blocks for a failure message, as a recall failure names its queries: the
+    document, the block (kind, offsets, its first words) and the chunk boundaries inside."""
+    if not cuts:
+        return "no table or pre block is cut"
+    docs = sorted({doc.id for doc, _, _ in cuts})
+    lines = [f"{len(cuts)} cut block(s) in {len(docs)} document(s)"
+             + (f"; the first {n}" if len(cuts) > n else "")
+             + " (document, block [start:end], chunk boundaries inside it):"]
+    for doc, block, inside in cuts[:n]:
+        at = ", ".join(map(str, inside[:5])) + (" …" if len(inside) > 5 else "")
+        lines.append(f"  {doc.id} {block.kind} [{block.start}:{block.end}] "
+                     f"{abbreviate(doc.block_text(block), 40)!r}: cut at {at}")
+    if len(docs) > 1:
+        shown = ", ".join(docs[:10]) + (f" and {len(docs) - 10} more" if len(docs) > 10 else "")
+        lines.append(f"  documents with cut blocks: {shown}")
     return "\n".join(lines)

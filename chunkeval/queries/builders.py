@@ -35,12 +35,13 @@ RULES = ("only a date, version or number", "generic title", "title of several se
          f"answer under {MIN_GOLD} characters", "asked twice", "over one document's share",
          "beyond max_queries")
 
-# A section number in front of a heading: "1.2. ", "A.1 ", "第1章 ", "付録A ".
+# A section number in front of a heading: "1.2. ", "A.1 ", "第1章 ", "付録A ", and the
+# separator after it ("付録A: ", "付録D - ", "付録E：").
 _NUMBER = re.compile(
     r"^(?:第\s*[0-9０-９一二三四五六七八九十百]+\s*[章節部項編]"
     r"|付録\s*[A-ZＡ-Ｚ0-9０-９]+\.?"
     r"|[A-Z]\.(?:[0-9]+\.?)*(?=\s)"
-    r"|[0-9]+(?:\.[0-9]+)*\.?(?=\s))\s*")
+    r"|[0-9]+(?:\.[0-9]+)*\.?(?=\s))(?:\s*[:：\-‐–—－ー・]?\s+|\s*[:：]\s*|\s*)")
 
 # Question headings. Debian's FAQ asks with "?"/"？" (often mid-heading: "…方法は? …知りたいのですが!");
 # a polite question may end in "か" with or without "。".
@@ -300,14 +301,14 @@ def _title_candidates(corpus: Corpus, removed: Counter) -> list[_Candidate]:
         titles = [clean_title(doc.block_text(b)) for b in doc.blocks if b.is_heading]
         if doc.title and clean_title(doc.title) not in titles:
             titles.append(clean_title(doc.title))
-        seen.update(titles)
+        seen.update(t.casefold() for t in titles)  # "Use Case" and "Use case" are one
 
     def want(level: int, text: str) -> bool:
         if level not in (2, 3) or is_question(text):
             return False  # not a section title (a question is the faq sets')
         rule = ("only a date, version or number" if only_numbers(text)
                 else "generic title" if len(text) < 2 or text.lower() in GENERIC_TITLES
-                else "title of several sections" if seen[text] > 1 else None)
+                else "title of several sections" if seen[text.casefold()] > 1 else None)
         removed[rule] += rule is not None
         return rule is None
 

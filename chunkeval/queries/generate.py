@@ -85,6 +85,12 @@ def sections_of(doc: Document) -> list[Section]:
             groups.append([])
         if not b.is_heading:
             groups[-1] += [(s, e, b.headings) for s, e in _windows(doc.text, b.start, b.end)]
+    # A page's title is its first heading when nothing else names it (a Markdown chapter
+    # that starts at "##" has no h1 and no front matter): never the file's name.
+    title = doc.title
+    if title == doc.id:
+        title = next((" ".join(doc.block_text(b).split()) for b in doc.blocks if b.is_heading),
+                     title)
     out = []
     for group in groups:
         pieces: list[list] = []
@@ -94,7 +100,7 @@ def sections_of(doc: Document) -> list[Section]:
             pieces[-1].append(stretch)
         for piece in pieces:
             heads = tuple(h for h in piece[-1][2] if h)
-            out.append(Section(doc.id, doc.title, heads, piece[0][0], piece[-1][1]))
+            out.append(Section(doc.id, title, heads, piece[0][0], piece[-1][1]))
     return out
 
 

@@ -3,8 +3,10 @@ CSV, a Ragas test set (CSV, JSON or JSONL), LlamaIndex's EmbeddingQAFinetuneData
 a BEIR folder (queries.jsonl, qrels/*.tsv, corpus.jsonl).
 
 Every excerpt is located in the corpus chunkeval scores, so the file written holds `spans`
-into the documents' own text: at the file's offsets where the text there is the excerpt,
-else where an exact search finds it, else where it is found with whitespace ignored (an
+into the documents' own text: at the file's offsets where the text there is the excerpt
+(through the document's file map: a Markdown document's text lacks what a reader does not
+see, and an excerpt wholly inside that is reported, not searched for elsewhere), else where
+an exact search finds it, else where it is found with whitespace ignored (an
 HTML page's text is not its file, and a splitter may have tidied line breaks). An excerpt
 found nowhere is counted and listed, never dropped unsaid.
 
@@ -37,7 +39,7 @@ FORMATS = ("chroma", "ragas", "llamaindex", "beir")
 # How an excerpt was placed, in the order the summary lists them.
 OUTCOMES = {"offsets": "at the file's offsets", "exact": "exactly, by search",
             "whitespace": "with whitespace ignored", "elsewhere": "in another document only",
-            "missing": "not found"}
+            "removed": "in markup a reader does not see", "missing": "not found"}
 
 # An excerpt found this many times in a document is placed at the occurrence nearest its
 # hint among the first ones: a short excerpt ("Yes.") can occur thousands of times.
@@ -133,7 +135,14 @@ class Locator:
         "offsets", "exact" or "whitespace". None when it is not there (or blank)."""
         if not text.strip():
             return None
-        if near is not None and 0 <= near[0] < near[1] and doc.text[near[0]:near[1]] == text:
+        if near is not None and doc.file_map:
+            # the file's offsets, through the map (a Markdown file loses its comments...)
+            kept = _kept(doc, text, near)
+            if kept == "removed":
+                return None  # reported, never moved to where the same words are seen
+            if kept:
+                return kept[0], kept[1], "offsets"
+        elif near is not None and 0 <= near[0] < near[1] and doc.text[near[0]:near[1]] == text:
             return near[0], near[1], "offsets"
         hint = near[0] if near is not None else 0
         at = _nearest(doc.text, text, hint)
@@ -152,6 +161,21 @@ class Locator:
             return real_starts[k] + j - bare_starts[k]
 
         return real(at), real(at + len(squeezed) - 1) + 1, "whitespace"
+
+
+def _kept(doc: Document, text: str, near: tuple[int, int]):
+    """The text span of the file's [start, end) when the excerpt is what the file holds
+    there, as far as the text shows it (every character the parser kept agrees); "removed"
+    when the parser kept none of it; else None."""
+    start, end = near
+    if not 0 <= start < end or end - start != len(text):
+        return None
+    span = doc.text_span(start, end)
+    if span is None:
+        return "removed"
+    kept = "".join(text[max(start, f) - start:min(end, f + n) - start]
+                   for _, f, n in doc.file_map if f < end and start < f + n)
+    return span if doc.text[span[0]:span[1]] == kept else None
 
 
 def _nearest(text: str, needle: str, hint: int) -> int | None:
@@ -199,7 +223,10 @@ def place(locator: Locator, asked: Asked, docs: list[Document]):
         if chosen in h:
             out.append((e, h[chosen], h[chosen][2], list(h)))
         else:
-            out.append((e, None, "elsewhere" if h else "missing", list(h)))
+            gone = e.offsets and any(_kept(d, e.text, e.offsets) == "removed" for d in docs
+                                     if d.file_map)
+            out.append((e, None, "elsewhere" if h else "removed" if gone else "missing",
+                        list(h)))
     return chosen, out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..gate.verdict import family_note, level
 from ..results import METRICS
 from .html import CSS
-from .svg import escape
+from .svg import declare_language, escape
 
 
 def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run against the baseline") -> str:
@@ -46,7 +46,7 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
                              f"</td><td>{escape(q['best_now'] or '-')}</td></tr>")
             parts.append("</table></details>")
     parts += ["</body>", "</html>"]
-    return "\n".join(parts) + "\n"
+    return declare_language("\n".join(parts) + "\n")
 
 
 

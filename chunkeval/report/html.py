@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .findings import Finding
-from .svg import CURVE_LINES, FONT, escape, plot_budget_curves, plot_cut_rate, plot_recall_vs_length
-from .view import (CHUNK_HEADER, EVERY_QUERY, NOT_SCORED, View, chars, chunk_cells, curve_cells,
-                   failure_lines, header_facts, integer, reading_note, retriever_cells,
+from .svg import CURVE_LINES, FONT, declare_language, escape, plot_budget_curves, plot_cut_rate, plot_recall_vs_length
+from .view import (CHUNK_HEADER, EVERY_QUERY, NOT_SCORED, View, chars, chunk_cells, corpus_language,
+                   curve_cells, failure_lines, header_facts, integer, reading_note, retriever_cells,
                    retriever_header)
 
 CSS = """
@@ -71,7 +71,7 @@ def render_html(doc: View) -> str:
     for qs in doc.query_sets:
         parts += _html_query_set(doc, qs)
     parts += ["</body>", "</html>"]
-    return "\n".join(parts) + "\n"
+    return declare_language("\n".join(parts) + "\n", corpus_language(corpus))
 
 
 def _html_query_set(doc: View, qs: str) -> list[str]:

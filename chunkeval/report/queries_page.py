@@ -29,7 +29,7 @@ from ..model import QuerySet
 from ..results import Result, Results, Settings, span_of
 from ..strategies.defaults import REFERENCE
 from .html import CSS
-from .svg import escape
+from .svg import declare_language, escape
 from .view import View
 
 TEXT_BUDGET = 4_000_000  # characters of document text a page may carry
@@ -125,7 +125,8 @@ class Page:
         data = json.dumps(self.data(), ensure_ascii=False, separators=(",", ":"))
         # the documents' text may hold "</script>" or "<!--": no "<" may reach the parser
         data = data.replace("<", "\\u003c")
-        return PAGE.format(title=escape(self.title), css=CSS + PAGE_CSS, data=data, js=JS)
+        return declare_language(PAGE.format(title=escape(self.title), css=CSS + PAGE_CSS,
+                                            data=data, js=JS))
 
 
 class _Set:

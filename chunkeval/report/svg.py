@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -20,6 +21,21 @@ FONT = ('system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK J
 
 def escape(text) -> str:
     return html.escape(str(text), quote=True)
+
+
+_KANA = re.compile(r"[\u3041-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def declare_language(page: str, lang: str | None = None) -> str:
+    """The page with `<html lang>` set to its corpus's language: `lang` when known (a
+    built-in corpus), else as the page's text shows it (its own words are English). A
+    browser then picks Japanese, not Chinese, glyphs for kanji, and a screen reader the
+    right voice."""
+    lang = lang or ("ja" if len(_KANA.findall(page)) >= 5 else "ko" if len(
+        _HANGUL.findall(page)) >= 5 else "zh" if len(_HAN.findall(page)) >= 5 else "en")
+    return page.replace('<html lang="en">', f'<html lang="{lang}">', 1)
 
 
 def _text_width(text: str, size: float) -> float:

@@ -248,3 +248,8 @@ def curve_cells(view: View, qs: str, s: str, ret: str, budgets: list[int]) -> li
     if row is None or not row.budget_curve:
         return None
     return [pct(row.budget_curve.get(b), se=False) for b in budgets]
+
+
+def corpus_language(name: str) -> str | None:
+    """A built-in corpus's language (its pages are in it); None for a directory's."""
+    return BUILTIN_CORPORA[name][0] if name in BUILTIN_CORPORA else None

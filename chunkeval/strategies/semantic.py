@@ -76,6 +76,11 @@ _CACHES: dict[Path, EmbeddingCache] = {}
 _IN_MEMORY: dict[tuple[str, int], dict] = {}  # a model from outside: text -> vector
 
 
+def embedding_counts() -> tuple[int, int]:
+    """Texts the semantic chunkers embedded anew and found in the cache, in this process."""
+    return (sum(c.misses for c in _CACHES.values()), sum(c.hits for c in _CACHES.values()))
+
+
 def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     """L2-normalised vectors of `texts` by the named embedding retriever, cached."""
     import numpy as np
