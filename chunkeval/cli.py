@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("format", choices=imports.FORMATS)
     imp.add_argument("files", nargs="+", metavar="FILE",
                      help="the questions (for beir: the folder, or its files)")
+    imp.add_argument("--strict", action="store_true", default=None,
+                     help="fail, writing nothing, when any row is skipped")
     _queries_options(imp)
     gen = qsub.add_parser("generate", help="ask your question generator about sections of the "
                                            "corpus, keeping only questions whose excerpts are "
@@ -418,6 +420,9 @@ def _queries_options(parser: argparse.ArgumentParser) -> None:
                         help=f"{corpus.help}{corpus.shown_default}; also [tool.chunkeval] corpus")
     parser.add_argument("--out", required=True, metavar="FILE.jsonl",
                         help="the JSONL query set to write (replaced whole)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also list each excerpt found more than once and placed at its "
+                             "first copy")
 
 
 def _queries_command(args) -> int:
@@ -458,15 +463,29 @@ def _write_queries(out: str, lines: list[dict], meta: dict, empty_status: int) -
 
 
 def _queries_import(args) -> int:
-    _, corpus = _queries_corpus(args)
+    cfg, corpus = _queries_corpus(args)
+    out = Path(args.out).resolve()
+    for f in args.files:
+        inputs = Path(f).rglob("*") if Path(f).is_dir() else [Path(f)]
+        if any(p.resolve() == out for p in inputs):
+            raise ConfigError(f"--out {args.out}: is an input file; name another file to write")
     # The files first: a bad one fails before the corpus is loaded (or fetched).
-    asked, skipped = imports.read_questions(args.format, args.files)
+    asked, skipped, notes = imports.read_questions(args.format, args.files)
     corpus = corpus()
     print(f"corpus {corpus.name} ({len(corpus)} documents)")
-    done = imports.locate(corpus, asked, skipped)
+    # A folder's files let file offsets pick among repeated copies of an excerpt.
+    raw = imports.raw_files(cfg.corpus) if Path(cfg.corpus).is_dir() else None
+    done = imports.locate(corpus, asked, skipped, raw, notes)
     for line in done.skipped + done.unfound:
         print(f"chunkeval: warning: {line}", file=sys.stderr)
+    if args.verbose:
+        for line in done.ambiguous:
+            print(f"chunkeval: ambiguous: {line}", file=sys.stderr)
     print(done.summary())
+    if done.skipped and cfg.strict:
+        print(f"chunkeval: error: {len(done.skipped)} row(s) skipped and --strict; "
+              f"{args.out} not written", file=sys.stderr)
+        return 1
     meta = {"imported": args.format, "files": [Path(f).name for f in args.files],
             "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint}
     # Nothing found at all: the file, or the corpus, is not what was meant.
@@ -486,6 +505,11 @@ def _queries_generate(args) -> int:
                              seed=args.seed)
     for line in done.failed:
         print(f"chunkeval: warning: the generator failed on {line}", file=sys.stderr)
+    for line in done.cut:
+        print(f"chunkeval: warning: the generator's answer was cut on {line}", file=sys.stderr)
+    if args.verbose:
+        for line in done.ambiguous:
+            print(f"chunkeval: ambiguous: {line}", file=sys.stderr)
     print(done.summary())
     # The run itself went through; the generator gave nothing usable.
     return _write_queries(args.out, done.lines, done.meta, 1)

@@ -74,6 +74,17 @@ class Document:
     text: str
     blocks: tuple[Block, ...]
     source: str = ""  # where it came from (package, file), for messages
+    # Where the text is the file's own (line ends normalised): sorted runs
+    # (text_start, file_start, length). Empty: the parser keeps no map.
+    file_map: tuple[tuple[int, int, int], ...] = ()
+
+    def text_offset(self, file_offset: int) -> int | None:
+        """The text offset of a file offset; None when the parser removed the text there,
+        or the document has no map."""
+        for text_start, file_start, length in self.file_map:
+            if file_start <= file_offset < file_start + length:
+                return text_start + file_offset - file_start
+        return None
 
     @classmethod
     def from_parts(cls, id: str, title: str, parts: Iterable[Part], source: str = "") -> "Document":
