@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -725,7 +726,9 @@ def _calibrate(args) -> int:
     written = {**tables, "tolerance": tol.to_json(),
                "noise": {c: {m: n.to_json() for m, n in f.items()} for c, f in floors.items()}}
     atomic_write(out / f"{stem}.json", json.dumps(written, ensure_ascii=False, indent=1) + "\n")
-    atomic_write(out / f"{stem}.md", f"```\n{text}\n```\n")
+    # a fence longer than any run of backticks in the names within: the block cannot end early
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall("`+", text)), default=0))
+    atomic_write(out / f"{stem}.md", f"{fence}\n{text}\n{fence}\n")
     print(text)
     print(f"\nwrote {out / (stem + '.json')}, {out / (stem + '.md')}"
           + ("" if args.from_trials else f", {out / (stem + '-trials.json')}"))
