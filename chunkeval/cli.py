@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -29,7 +30,8 @@ from .corpus.debian import BUILTIN_CORPORA
 from .errors import ChunkevalError, ConfigError, CorpusError, InputError, Problem
 from .executors import EXECUTORS, make
 from .gate import calibrate, verdict
-from .gate.baselines import key, record_noise
+from .gate import baselines
+from .gate.baselines import ignore_temporaries, key, record_noise
 from .gate.power import set_power
 from .model import _digest
 from .outside import load
@@ -233,6 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with warnings.catch_warnings():  # the notices of chunkeval itself, as one line each
+        shown = warnings.showwarning
+
+        def show(message, category, *rest, **kw):
+            if issubclass(category, cache.CacheNotice):
+                print(f"chunkeval: notice: {message}", file=sys.stderr)
+            else:
+                shown(message, category, *rest, **kw)
+        warnings.showwarning = show
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "init":
@@ -268,12 +283,18 @@ def _out_dir(out: str) -> Path:
     return path
 
 
-def _write_results(results: Results, out: Path, queries: str | None = None
+def _write_results(results: Results, out: Path, pages: dict[str, str] | None = None
                    ) -> dict[str, Path]:
+    """results.json, the reports and `pages` (more files by name) into `out`, together: all
+    rendered and written aside first, so a failure leaves the previous run's files whole."""
     from . import report
 
-    atomic_write(out / "results.json", json.dumps(results.to_json(), ensure_ascii=False) + "\n")
-    return report.write_reports(results, out, queries)
+    pages = pages or {}
+    files = {"results.json": json.dumps(results.to_json(), ensure_ascii=False) + "\n",
+             **report.render_reports(results, next(iter(pages), None)), **pages}
+    written = cache.write_together(out, files)
+    return {"markdown": written["report.md"], "html": written["report.html"],
+            **{name.split(".")[0]: written[name] for name in pages}}
 
 
 # -- corpus --------------------------------------------------------------------------------------
@@ -532,9 +553,8 @@ def _run(args) -> int:
               "task(s)")
     from .report import queries_page
 
-    written = _write_results(results, out, queries_page.FILE)
-    written["queries"] = queries_page.write_run_page(
-        results, [session.query_set(s) for s in session.query_specs()], out)
+    written = _write_results(results, out, {queries_page.FILE: queries_page.render_run_page(
+        results, [session.query_set(s) for s in session.query_specs()])})
     print(report.format_table(results))
     emb = results.embeddings
     print(f"\nanalyzer {results.analyzer}; embeddings: {emb['embedded']} texts embedded, "
@@ -844,6 +864,9 @@ def _init(args) -> int:
         print(f"wrote {example.name}: a paragraph-packing splitter to start from")
     atomic_write(pyproject, old + ("\n" if old and not old.endswith("\n\n") else "") + section)
     print(f"wrote {config.SECTION} to {pyproject}")
+    # A baseline update killed mid-write leaves a temporary file there: never to be committed.
+    ignore_temporaries(root / baselines.DIRECTORY)
+    print(f"wrote {baselines.DIRECTORY}/.gitignore (temporary files of baseline updates)")
     if not sets:
         print("no built-in query set found queries in these documents: write your own "
               "questions as JSONL (id, query, doc, answer) and list the file in query_sets")

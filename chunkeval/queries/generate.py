@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cache import atomic_write, cache_root, files_by_age, limit_from_env, prune_oldest
+from ..cache import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
+                     prune_oldest)
 from ..errors import one_line
 from ..model import Corpus, Document
 from ..outside import spec_digest
@@ -243,8 +244,8 @@ def _store(key: str, answer: list[dict]) -> None:
                       ensure_ascii=False)
     try:
         atomic_write(_path(key), data)
-    except OSError:
-        pass  # a cache that cannot be written costs calls, not questions
+    except OSError as e:
+        cannot_write(e)  # a cache that cannot be written costs calls, not questions
 
 
 def identity(spec: str, generator: Any) -> dict:
