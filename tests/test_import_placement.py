@@ -9,11 +9,14 @@ import json
 import tracemalloc
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunkeval.cli import main
 from chunkeval.corpus import load_corpus
 from chunkeval.model import Corpus, Document
 from chunkeval.queries import generate
+from chunkeval.queries import imports
 from chunkeval.queries.imports import import_questions
 
 SENTENCE = "The frobnicator restarts itself after every configuration change."
@@ -221,3 +224,31 @@ def test_a_long_input_line_is_held_a_few_times_at_most(tmp_path):
         tracemalloc.stop()
     assert done.outcomes["missing"] == 1
     assert peak < 5 * size, f"peak {peak / 2**20:.0f} MB for a {size / 2**20:.0f} MB line"
+
+
+@given(st.lists(st.lists(st.text(alphabet='ab,"\r\n \u3042', max_size=8), min_size=1,
+                         max_size=4), min_size=1, max_size=5))
+def test_csv_records_read_what_the_csv_module_writes(tmp_path_factory, rows):
+    path = tmp_path_factory.mktemp("csv") / "t.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+    with open(path, encoding="utf-8", newline="") as f:
+        expected = list(csv.reader(f))
+    assert [cells for _, cells in imports._csv_records(path)] == expected
+
+
+def test_a_long_csv_cell_is_held_a_few_times_at_most(tmp_path):
+    size = 16 * 2**20
+    excerpt = ("word " * (size // 5)).strip()
+    path = tmp_path / "q.csv"
+    _chroma_csv(path, [["What?", json.dumps([{"content": excerpt}]), "d"]])
+    del excerpt
+    doc = Document("d.txt", "d", f"Text. {SENTENCE}", ())
+    tracemalloc.start()
+    try:
+        done = import_questions(Corpus("c", (doc,)), "chroma", [str(path)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert done.outcomes["missing"] == 1
+    assert peak < 5 * size, f"peak {peak / 2**20:.0f} MB for a {size / 2**20:.0f} MB cell"
