@@ -252,3 +252,23 @@ def test_a_long_csv_cell_is_held_a_few_times_at_most(tmp_path):
         tracemalloc.stop()
     assert done.outcomes["missing"] == 1
     assert peak < 5 * size, f"peak {peak / 2**20:.0f} MB for a {size / 2**20:.0f} MB cell"
+
+
+def test_file_offsets_go_through_the_parsers_map():
+    """A document whose parser removed text (a comment): the file's offset of the second
+    copy maps to the second copy in the text, not to the copy nearest the raw number."""
+    comment = "<!-- " + "x" * 500 + " -->\n"
+    rest = f"{SENTENCE}\n\n{_filler(100, 'w')}\n\n{SENTENCE}\n"
+    file_text = f"{SENTENCE}\n\n{comment}{rest}"
+    text = f"{SENTENCE}\n\n{rest}"
+    cut = len(SENTENCE) + 2
+    doc = Document("d.md", "d", text, (),
+                   file_map=((0, 0, cut), (cut, cut + len(comment), len(text) - cut)))
+    at = file_text.index(SENTENCE, 1)  # the second copy, in the file
+    second = text.index(SENTENCE, 1)
+    third = text.rindex(SENTENCE)
+    assert abs(third - at) < abs(second - at)  # the raw number is nearer the third copy
+    assert doc.text_offset(at) == second
+    assert doc.text_offset(cut + 3) is None  # inside the comment
+    hit = imports.Locator(Corpus("c", (doc,))).find(doc, SENTENCE, (at, at + len(SENTENCE)))
+    assert hit == (second, second + len(SENTENCE), "offsets")
