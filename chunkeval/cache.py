@@ -51,11 +51,14 @@ def atomic_write(path: str | os.PathLike, data: str | bytes,
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.filename is None and e.errno is not None:
+            # a full disk says nothing of where: the message names the file
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from None
         raise
     return path
 

@@ -132,3 +132,21 @@ def test_a_cache_that_cannot_be_written_is_said_once(tmp_path, monkeypatch, caps
     assert done.calls == 3
     notices = [w for w in caught if issubclass(w.category, CacheNotice)]
     assert len(notices) == 1 and str(other) in str(notices[0].message)
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch, capsys):
+    from chunkeval.cache import atomic_write
+
+    target = tmp_path / "q.jsonl"
+    target.write_text("old\n", encoding="utf-8")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as caught:
+        atomic_write(target, "new\n")
+    monkeypatch.undo()
+    assert caught.value.filename == str(target) and caught.value.errno == errno.ENOSPC
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["q.jsonl"]
