@@ -9,13 +9,13 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
+import warnings
 import zlib
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, OutputError
 
 ENV_VAR = "CHUNKEVAL_CACHE"
 # A temporary file this old was left by a write that was killed: no live write takes this
@@ -41,13 +41,16 @@ def embeddings_root() -> Path:
     return cache_root() / "embeddings"
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write to a temporary file beside `path`, fsync, then rename it into place."""
+def atomic_write(path: str | os.PathLike, data: str | bytes,
+                 stale_after: float = STALE_TEMP_SECONDS) -> Path:
+    """Write to a temporary file beside `path`, fsync, then rename it into place. Temporary
+    files of killed writes to `path` older than `stale_after` seconds are removed first (0:
+    all of them, for a writer that holds a lock no other writer of `path` can pass)."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(path)
+    remove_stale_temps(path, stale_after)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -60,11 +63,14 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.filename is None and e.errno is not None:
+            # a full disk says nothing of where: the message names the file
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from None
         raise
     return path
 
@@ -75,7 +81,7 @@ def remove_stale_temps(path: Path, older_than: float = STALE_TEMP_SECONDS) -> li
     now = time.time()
     for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
         try:
-            if now - tmp.lstat().st_mtime > older_than:
+            if older_than <= 0 or now - tmp.lstat().st_mtime > older_than:
                 tmp.unlink()
                 removed.append(tmp)
         except OSError:
@@ -128,7 +134,6 @@ class Store:
         self.limit_var, self.limit_mb = limit_var, limit_mb
         self._written: dict[str, int] = {}  # bytes this process believes the store holds
         self.rejected = 0  # entries found but not what they claim to be, in this process
-        self.unwritable: str | None = None  # why the last write failed, if one did
 
     def root(self) -> Path:
         return cache_root() / self.name
@@ -224,10 +229,7 @@ class Store:
         try:
             atomic_write(self.path(key), raw)
         except OSError as e:
-            if self.unwritable is None:
-                notice(f"{self.name} cache {self.root()} cannot be written "
-                       f"({e.strerror or e}): results are not kept for the next run")
-            self.unwritable = str(e)
+            cannot_write(e)
             return
         # Each process scans the store once, then counts what it adds, and prunes when its
         # count passes the limit: a scan per write would cost more than what it saves.
@@ -260,16 +262,6 @@ class Store:
         self._written.pop(str(self.root()), None)
         left = self.usage()[1]
         return size - left, left
-
-
-SAID: set[str] = set()  # the notices this process has given
-
-
-def notice(line: str) -> None:
-    """Say `line` once per process on the real stderr (pytest's capture would hide it)."""
-    if line not in SAID:
-        SAID.add(line)
-        print(f"chunkeval: {line}", file=sys.__stderr__ or sys.stderr, flush=True)
 
 
 RESULTS = Store("results", "result", RESULT_FORMAT, RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
@@ -311,3 +303,83 @@ def prune_oldest(entries: list[tuple[float, Path, int]], limit: int) -> int:
     return removed
 
 
+
+
+# -- a run's outputs, written together -----------------------------------------------------------
+
+def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) -> dict[str, Path]:
+    """Write `files` (name -> content) into the directory `out_dir` together: each into a
+    temporary directory beside it first, the one step that needs space, then renamed into
+    place, which needs none. So a full disk or a failed write leaves every old file as it was,
+    and the error names the directory and the space the files need.
+
+    A temporary directory of a killed run (`.NAME.*.tmp` beside it) is removed by the next."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    raws = {name: data.encode("utf-8") if isinstance(data, str) else data
+            for name, data in files.items()}
+    for old in out.parent.glob(f".{glob_escape(out.name)}.*.tmp"):
+        if old.is_dir() and time.time() - old.lstat().st_mtime > STALE_TEMP_SECONDS:
+            shutil.rmtree(old, ignore_errors=True)
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp = None
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        for name, raw in raws.items():
+            fd = os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~umask)
+            with os.fdopen(fd, "wb") as f:
+                f.write(raw)
+                f.flush()
+                os.fsync(f.fileno())
+        out.mkdir(exist_ok=True)
+        for name in raws:
+            os.replace(tmp / name, out / name)
+    except OSError as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp = None
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            need = sum(len(r) for r in raws.values())
+            try:
+                free = f"{shutil.disk_usage(out.parent).free / 2**20:,.1f} MB free"
+            except OSError:
+                free = "free space unknown"
+            raise OutputError(f"{out}: no space left on the device for the outputs: they need "
+                              f"{need / 2**20:,.1f} MB ({free}); the previous outputs are "
+                              "kept as they were") from None
+        raise
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {name: out / name for name in raws}
+
+
+# -- a cache that cannot be written ----------------------------------------------------------------
+
+class CacheNotice(UserWarning):
+    """A cache that cannot be written: the run goes on, only slower next time."""
+
+
+SAID: set[str] = set()  # the notices this process has given
+
+
+def notice(line: str) -> None:
+    """Say `line` once per process. A warning, so that the command line prints it as one
+    line and pytest lists it in its summary."""
+    if line not in SAID:
+        SAID.add(line)
+        warnings.warn(CacheNotice(line), stacklevel=3)
+
+
+def cannot_write(error: OSError) -> None:
+    """Say once per process that the cache cannot be written (full, read-only, not a folder):
+    the run goes on, and the next one does the work again."""
+    root = str(cache_root())
+    if any(line.startswith(f"the cache {root} cannot be written") for line in SAID):
+        return
+    why = error.strerror or str(error)
+    notice(f"the cache {root} cannot be written ({why}): this run goes on, and the next does "
+           f"its work again; free space there or set ${ENV_VAR} to a writable folder")

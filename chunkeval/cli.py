@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -29,7 +31,8 @@ from .corpus.rendered import RULES
 from .errors import ChunkevalError, ConfigError, CorpusError, InputError, Problem
 from .executors import EXECUTORS, make
 from .gate import calibrate, verdict
-from .gate.baselines import key, record_noise
+from .gate import baselines
+from .gate.baselines import ignore_temporaries, key, record_noise
 from .gate.power import set_power
 from .model import _digest
 from .outside import load
@@ -105,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("format", choices=imports.FORMATS)
     imp.add_argument("files", nargs="+", metavar="FILE",
                      help="the questions (for beir: the folder, or its files)")
+    imp.add_argument("--strict", action="store_true", default=None,
+                     help="fail, writing nothing, when any row is skipped")
     _queries_options(imp)
     gen = qsub.add_parser("generate", help="ask your question generator about sections of the "
                                            "corpus, keeping only questions whose excerpts are "
@@ -242,6 +247,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with warnings.catch_warnings():  # the notices of chunkeval itself, as one line each
+        shown = warnings.showwarning
+
+        def show(message, category, *rest, **kw):
+            if issubclass(category, cache.CacheNotice):
+                print(f"chunkeval: notice: {message}", file=sys.stderr)
+            else:
+                shown(message, category, *rest, **kw)
+        warnings.showwarning = show
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "init":
@@ -277,12 +295,18 @@ def _out_dir(out: str) -> Path:
     return path
 
 
-def _write_results(results: Results, out: Path, queries: str | None = None
+def _write_results(results: Results, out: Path, pages: dict[str, str] | None = None
                    ) -> dict[str, Path]:
+    """results.json, the reports and `pages` (more files by name) into `out`, together: all
+    rendered and written aside first, so a failure leaves the previous run's files whole."""
     from . import report
 
-    atomic_write(out / "results.json", json.dumps(results.to_json(), ensure_ascii=False) + "\n")
-    return report.write_reports(results, out, queries)
+    pages = pages or {}
+    files = {"results.json": json.dumps(results.to_json(), ensure_ascii=False) + "\n",
+             **report.render_reports(results, next(iter(pages), None)), **pages}
+    written = cache.write_together(out, files)
+    return {"markdown": written["report.md"], "html": written["report.html"],
+            **{name.split(".")[0]: written[name] for name in pages}}
 
 
 # -- corpus --------------------------------------------------------------------------------------
@@ -454,6 +478,9 @@ def _queries_options(parser: argparse.ArgumentParser) -> None:
                         help=f"{corpus.help}{corpus.shown_default}; also [tool.chunkeval] corpus")
     parser.add_argument("--out", required=True, metavar="FILE.jsonl",
                         help="the JSONL query set to write (replaced whole)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also list each excerpt found more than once and placed at its "
+                             "first copy")
 
 
 def _queries_command(args) -> int:
@@ -495,15 +522,29 @@ def _write_queries(out: str, lines: list[dict], meta: dict, empty_status: int) -
 
 
 def _queries_import(args) -> int:
-    _, corpus = _queries_corpus(args)
+    cfg, corpus = _queries_corpus(args)
+    out = Path(args.out).resolve()
+    for f in args.files:
+        inputs = Path(f).rglob("*") if Path(f).is_dir() else [Path(f)]
+        if any(p.resolve() == out for p in inputs):
+            raise ConfigError(f"--out {args.out}: is an input file; name another file to write")
     # The files first: a bad one fails before the corpus is loaded (or fetched).
-    asked, skipped = imports.read_questions(args.format, args.files)
+    asked, skipped, notes = imports.read_questions(args.format, args.files)
     corpus = corpus()
     print(f"corpus {corpus.name} ({len(corpus)} documents)")
-    done = imports.locate(corpus, asked, skipped)
+    # A folder's files let file offsets pick among repeated copies of an excerpt.
+    raw = imports.raw_files(cfg.corpus) if Path(cfg.corpus).is_dir() else None
+    done = imports.locate(corpus, asked, skipped, raw, notes)
     for line in done.skipped + done.unfound:
         print(f"chunkeval: warning: {line}", file=sys.stderr)
+    if args.verbose:
+        for line in done.ambiguous:
+            print(f"chunkeval: ambiguous: {line}", file=sys.stderr)
     print(done.summary())
+    if done.skipped and cfg.strict:
+        print(f"chunkeval: error: {len(done.skipped)} row(s) skipped and --strict; "
+              f"{args.out} not written", file=sys.stderr)
+        return 1
     meta = {"imported": args.format, "files": [Path(f).name for f in args.files],
             "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint}
     # Nothing found at all: the file, or the corpus, is not what was meant.
@@ -523,6 +564,11 @@ def _queries_generate(args) -> int:
                              seed=args.seed)
     for line in done.failed:
         print(f"chunkeval: warning: the generator failed on {line}", file=sys.stderr)
+    for line in done.cut:
+        print(f"chunkeval: warning: the generator's answer was cut on {line}", file=sys.stderr)
+    if args.verbose:
+        for line in done.ambiguous:
+            print(f"chunkeval: ambiguous: {line}", file=sys.stderr)
     print(done.summary())
     # The run itself went through; the generator gave nothing usable.
     return _write_queries(args.out, done.lines, done.meta, 1)
@@ -544,9 +590,8 @@ def _run(args) -> int:
               "task(s)")
     from .report import queries_page
 
-    written = _write_results(results, out, queries_page.FILE)
-    written["queries"] = queries_page.write_run_page(
-        results, [session.query_set(s) for s in session.query_specs()], out)
+    written = _write_results(results, out, {queries_page.FILE: queries_page.render_run_page(
+        results, [session.query_set(s) for s in session.query_specs()])})
     print(report.format_table(results))
     emb = results.embeddings
     print(f"\nanalyzer {results.analyzer}; embeddings: {emb['embedded']} texts embedded, "
@@ -761,7 +806,9 @@ def _calibrate(args) -> int:
     written = {**tables, "tolerance": tol.to_json(),
                "noise": {c: {m: n.to_json() for m, n in f.items()} for c, f in floors.items()}}
     atomic_write(out / f"{stem}.json", json.dumps(written, ensure_ascii=False, indent=1) + "\n")
-    atomic_write(out / f"{stem}.md", f"```\n{text}\n```\n")
+    # a fence longer than any run of backticks in the names within: the block cannot end early
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall("`+", text)), default=0))
+    atomic_write(out / f"{stem}.md", f"{fence}\n{text}\n{fence}\n")
     print(text)
     print(f"\nwrote {out / (stem + '.json')}, {out / (stem + '.md')}"
           + ("" if args.from_trials else f", {out / (stem + '-trials.json')}"))
@@ -879,6 +926,9 @@ def _init(args) -> int:
         print(f"wrote {example.name}: a paragraph-packing splitter to start from")
     atomic_write(pyproject, old + ("\n" if old and not old.endswith("\n\n") else "") + section)
     print(f"wrote {config.SECTION} to {pyproject}")
+    # A baseline update killed mid-write leaves a temporary file there: never to be committed.
+    ignore_temporaries(root / baselines.DIRECTORY)
+    print(f"wrote {baselines.DIRECTORY}/.gitignore (temporary files of baseline updates)")
     if not sets:
         print(("no built-in query set can gate on these documents" if built else
                "no built-in query set found queries in these documents")

@@ -36,6 +36,10 @@ class ConfigError(ChunkevalError):
     """A setting has a value chunkeval cannot use; the message names where it was given."""
 
 
+class OutputError(ChunkevalError):
+    """Outputs could not be written; the message names where and why, and what was kept."""
+
+
 class UnknownName(ChunkevalError, LookupError):
     """A name that is not registered; the message lists the known ones."""
 

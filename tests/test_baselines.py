@@ -131,11 +131,11 @@ def test_overlapping_updates_keep_both_runs_entries(tmp_path, monkeypatch):
     at_rename, go_on = threading.Event(), threading.Event()
     real_write = baselines.atomic_write
 
-    def held_write(p, data):
+    def held_write(p, data, **kw):
         if threading.current_thread().name == "A":
             at_rename.set()
             assert go_on.wait(10)
-        return real_write(p, data)
+        return real_write(p, data, **kw)
 
     monkeypatch.setattr(baselines, "atomic_write", held_write)
     a = threading.Thread(target=update_file, args=(path, [_record("a")]), name="A")

@@ -493,7 +493,8 @@ def test_a_crash_while_saving_a_baseline_keeps_the_old_file(tmp_path, monkeypatc
         new.save()
     monkeypatch.undo()
     assert path.read_bytes() == before
-    assert sorted(p.name for p in path.parent.iterdir()) == ["c.json"]  # no temporary left
+    # no temporary left (and the folder's .gitignore of them, written by the first save)
+    assert sorted(p.name for p in path.parent.iterdir()) == [".gitignore", "c.json"]
 
 
 def test_a_baseline_measured_with_another_length_function_is_not_compared(project):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..cache import atomic_write, cache_root
+from ..cache import atomic_write, cache_root, cannot_write
 from ..identity import code_digest
 from ..errors import CorpusError, InputError, Problem
 from ..model import Corpus, Document
@@ -247,8 +247,8 @@ def _write_cache(path: Path, name: str, docs, problems) -> None:
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     try:
         atomic_write(path, gzip.compress(raw, compresslevel=6))
-    except OSError:
-        pass  # a read-only cache only costs time
+    except OSError as e:
+        cannot_write(e)  # a read-only cache only costs time
 
 
 def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None,

@@ -267,7 +267,25 @@ class Baseline:
         return {**self.data, "entries": {k: e.to_json() for k, e in self.entries.items()}}
 
     def save(self) -> Path:
-        return atomic_write(self.path, dumps(self.to_json()))
+        """Write the file; called under the update lock (locked_for), so a temporary file
+        beside it is a killed update's and is removed now. The folder gets a .gitignore of
+        those files, so that `git add baselines` never commits one."""
+        ignore_temporaries(self.path.parent)
+        return atomic_write(self.path, dumps(self.to_json()), stale_after=0)
+
+
+# What a baselines folder's .gitignore holds: the temporary files of writes (atomic_write).
+GITIGNORE = "# temporary files of baseline updates (written by chunkeval)\n.*.tmp\n"
+
+
+def ignore_temporaries(directory: str | Path) -> None:
+    """Give the baselines folder a .gitignore of temporary files, unless it has one."""
+    path = Path(directory) / ".gitignore"
+    if not path.exists():
+        try:
+            atomic_write(path, GITIGNORE)
+        except OSError:
+            pass  # the baseline write that follows says what is wrong with the folder
 
 
 def corpus_identity(source: str, rootdir: str | Path) -> str:

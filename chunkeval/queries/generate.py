@@ -8,9 +8,13 @@ The generator is a callable named as MODULE:ATTR, called once per section:
 `text` is the section's text; `section` tells its document id, title, heading path and
 [start, end) offsets in the document text. Each excerpt must be copied from the document:
 
-- excerpts are located in the document, in the section first (exactly, else with whitespace
-  ignored) and written as `spans`; an excerpt found nowhere is dropped and counted, and so
-  is a question left with none;
+- excerpts are located in the section asked about (exactly, else with whitespace ignored)
+  and written as `spans`; an excerpt not in the section is dropped and counted (a copy
+  elsewhere in the document is another passage), and so is a question left with none; an
+  excerpt found more than once in the section is placed at its first copy and counted as
+  ambiguous;
+- a call's answer is read up to MAX_ANSWER_ITEMS questions: an endless iterator is cut
+  there, and the section is named in a warning;
 - a question that quotes its excerpts is dropped as a leak: a chunk holding the excerpt
   would then be found by the question's own words (`LEAK_SHARE`);
 - a question asked twice (compared casefolded, without punctuation or extra spaces) is kept
@@ -41,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cache import atomic_write, cache_root, files_by_age, limit_from_env, prune_oldest
+from ..cache import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
+                     prune_oldest)
 from ..errors import one_line
 from ..model import Corpus, Document
 from ..outside import spec_digest
@@ -57,6 +62,10 @@ DEFAULT_SECTIONS = 50
 LEAK_SHARE = 0.8
 # Fewer content words than this say too little to call a copy.
 LEAK_MIN_TERMS = 4
+
+# Questions read from one call's answer: a generator returning an endless iterator is cut
+# here rather than filling memory.
+MAX_ANSWER_ITEMS = 200
 
 CACHE_FORMAT = 1
 LIMIT_VAR = "CHUNKEVAL_QUESTIONS_MB"
@@ -241,8 +250,8 @@ def _store(key: str, answer: list[dict]) -> None:
                       ensure_ascii=False)
     try:
         atomic_write(_path(key), data)
-    except OSError:
-        pass  # a cache that cannot be written costs calls, not questions
+    except OSError as e:
+        cannot_write(e)  # a cache that cannot be written costs calls, not questions
 
 
 def identity(spec: str, generator: Any) -> dict:
@@ -260,14 +269,16 @@ def _key(doc: Document, section: Section, ident: dict) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def checked(answer: Any) -> list[dict]:
-    """The generator's answer as [{"question": str, "excerpts": [str, ...]}]; ValueError
-    saying how it broke the protocol."""
+def checked(answer: Any, limit: int | None = None) -> list[dict]:
+    """The generator's answer as [{"question": str, "excerpts": [str, ...]}], its first
+    `limit` items at most; ValueError saying how it broke the protocol."""
     if isinstance(answer, (str, bytes, dict)) or not hasattr(answer, "__iter__"):
         raise ValueError(f"returned {type(answer).__name__}, not an iterable of "
                          "{'question', 'excerpts'} objects")
     out = []
     for i, item in enumerate(answer):
+        if limit is not None and i >= limit:
+            break
         q = item.get("question") if isinstance(item, dict) else None
         ex = item.get("excerpts") if isinstance(item, dict) else None
         ex = [ex] if isinstance(ex, str) else ex
@@ -291,7 +302,9 @@ class Generated:
     returned: int = 0
     dropped: Counter = field(default_factory=Counter)
     excerpts_unfound: int = 0
+    ambiguous: list[str] = field(default_factory=list)  # excerpts placed at their first copy
     failed: list[str] = field(default_factory=list)  # "section: why", one per failed section
+    cut: list[str] = field(default_factory=list)  # sections whose answer was cut at the cap
 
     def summary(self) -> str:
         out = [f"sections asked     {self.sections} ({self.cached} answered from the cache)",
@@ -301,7 +314,9 @@ class Generated:
                f"  kept             {len(self.lines)}"]
         out += [f"  dropped, {label:<25} {self.dropped[key]}"
                 for key, label in REASONS.items()]
-        out.append(f"excerpts not found {self.excerpts_unfound}")
+        out.append(f"excerpts not found {self.excerpts_unfound} (in their section)")
+        out.append(f"excerpts ambiguous {len(self.ambiguous)} (more than once in their "
+                   "section: at the first)")
         return "\n".join(out)
 
 
@@ -326,7 +341,12 @@ def generate(corpus: Corpus, generator: Callable, spec: str, *, sections: int = 
             else:
                 result.calls += 1
                 try:
-                    answer = checked(generator(doc.text[section.start:section.end], section))
+                    answer = checked(generator(doc.text[section.start:section.end], section),
+                                     MAX_ANSWER_ITEMS + 1)
+                    if len(answer) > MAX_ANSWER_ITEMS:
+                        answer = answer[:MAX_ANSWER_ITEMS]
+                        result.cut.append(f"{name}: more than {MAX_ANSWER_ITEMS} questions "
+                                          f"returned; the first {MAX_ANSWER_ITEMS} kept")
                 except Exception as e:  # the team's code; the run goes on without the section
                     result.failed.append(f"{name}: {one_line(f'{type(e).__name__}: {e}')}")
                     bar.step(section.doc_id)
@@ -347,10 +367,15 @@ def _judge(result: Generated, locator: Locator, doc: Document, section: Section,
            qid: str, seen: set[str]) -> None:
     spans = []
     for text in item["excerpts"]:
-        hit = locator.find(doc, text, (section.start, section.end))
+        # The excerpt of the section asked about: a copy elsewhere is another passage.
+        hit = locator.find(doc, text, within=(section.start, section.end))
         if hit is None:
             result.excerpts_unfound += 1
-        elif [hit[0], hit[1]] not in spans:
+            continue
+        if hit[2] == "ambiguous":
+            result.ambiguous.append(f"{qid}: found more than once in its section of {doc.id}; "
+                                    f"placed at the first ({hit[0]}): {one_line(repr(text), 60)}")
+        if [hit[0], hit[1]] not in spans:
             spans.append([hit[0], hit[1]])
     question = " ".join(item["question"].split())
     if not spans:

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import ast
 import bisect
-import csv
+import codecs
+import functools
 import json
+import math
 import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..errors import InputError
 from ..model import Corpus, Document
@@ -38,7 +40,9 @@ FORMATS = ("chroma", "ragas", "llamaindex", "beir")
 
 # How an excerpt was placed, in the order the summary lists them.
 OUTCOMES = {"offsets": "at the file's offsets", "exact": "exactly, by search",
-            "whitespace": "with whitespace ignored", "elsewhere": "in another document only",
+            "whitespace": "with whitespace ignored",
+            "ambiguous": "ambiguous, at the first",
+            "elsewhere": "in another document only",
             "removed": "in markup a reader does not see", "missing": "not found"}
 
 # An excerpt found this many times in a document is placed at the occurrence nearest its
@@ -88,9 +92,11 @@ class Imported:
     read: int = 0  # questions read
     outcomes: Counter = field(default_factory=Counter)
     unfound: list[str] = field(default_factory=list)  # one line per excerpt not placed
+    ambiguous: list[str] = field(default_factory=list)  # one line per excerpt placed at a guess
     skipped: list[str] = field(default_factory=list)  # rows that were no question
     dropped: int = 0  # questions none of whose excerpts was found
     unknown_docs: Counter = field(default_factory=Counter)  # references matching no document
+    notes: list[str] = field(default_factory=list)  # rows read and, by design, not imported
 
     def summary(self) -> str:
         o = self.outcomes
@@ -100,6 +106,7 @@ class Imported:
                f"  not written      {self.dropped} (no excerpt found in their document)",
                f"excerpts           {sum(o.values())}"]
         out += [f"  {label:<24} {o[key]}" for key, label in OUTCOMES.items()]
+        out += self.notes
         if self.unknown_docs:
             names = ", ".join(f"{n!r}" for n in sorted(self.unknown_docs)[:5])
             out.append(f"references to no document in the corpus (searched all): {names}"
@@ -110,11 +117,16 @@ class Imported:
 # -- locating excerpts -----------------------------------------------------------------------
 
 class Locator:
-    """Finds excerpts in a corpus's documents: exactly, else with whitespace ignored."""
+    """Finds excerpts in a corpus's documents: exactly, else with whitespace ignored.
 
-    def __init__(self, corpus: Corpus):
+    `raw(doc)` gives a document's file as text, when it can be read (a folder's files): file
+    offsets then choose among repeated copies of an excerpt by their order in the file."""
+
+    def __init__(self, corpus: Corpus, raw: Callable[[Document], str | None] | None = None):
         self.corpus = corpus
+        self.raw = raw or (lambda doc: None)
         self._bare: dict[str, tuple[str, array, array]] = {}
+        self._raw: dict[str, str | None] = {}
 
     def _bare_of(self, doc: Document) -> tuple[str, array, array]:
         """The text without whitespace, and where each run of non-space characters starts in
@@ -129,38 +141,96 @@ class Locator:
             self._bare[doc.id] = ("".join(doc.text.split()), real, bare)
         return self._bare[doc.id]
 
-    def find(self, doc: Document, text: str, near: tuple[int, int] | None = None
-             ) -> tuple[int, int, str] | None:
-        """(start, end, how) of `text` in `doc`, the occurrence nearest `near` first; how is
-        "offsets", "exact" or "whitespace". None when it is not there (or blank)."""
+    def _raw_of(self, doc: Document) -> str | None:
+        if doc.id not in self._raw:
+            self._raw[doc.id] = self.raw(doc)
+        return self._raw[doc.id]
+
+    def _text_offset(self, doc: Document, file_offset: int, text: str) -> int | None:
+        """The text offset of a file offset for a document without a map (HTML): itself where
+        the text is the file's (or, the file not at hand, where `text` is found there); None
+        when nothing tells."""
+        raw = self._raw_of(doc)
+        if raw is None:  # the file is not at hand: its offsets count if the text is there
+            return file_offset if doc.text.startswith(text, file_offset) else None
+        return file_offset if raw == doc.text else None
+
+    def find(self, doc: Document, text: str, near: tuple[int, int] | None = None,
+             within: tuple[int, int] | None = None) -> tuple[int, int, str] | None:
+        """(start, end, how) of `text` in `doc`; how is "offsets", "exact", "whitespace" or
+        "ambiguous". `near`: the [start, end) the question's file gives, in the document's
+        file; `within`: the [start, end) of the text to search (a section). None when it is
+        not there (or blank).
+
+        A copy is chosen by the file's offsets mapped to the text (the nearest copy to them),
+        else by its order among the copies in the file; an excerpt found more than once with
+        nothing to choose by is placed at its first copy and is "ambiguous"."""
         if not text.strip():
             return None
+        lo, hi = within if within is not None else (0, len(doc.text))
+        hint = None
         if near is not None and doc.file_map:
             # the file's offsets, through the map (a Markdown file loses its comments...)
             kept = _kept(doc, text, near)
             if kept == "removed":
                 return None  # reported, never moved to where the same words are seen
-            if kept:
+            if kept and lo <= kept[0] and kept[1] <= hi:
                 return kept[0], kept[1], "offsets"
-        elif near is not None and 0 <= near[0] < near[1] and doc.text[near[0]:near[1]] == text:
-            return near[0], near[1], "offsets"
-        hint = near[0] if near is not None else 0
-        at = _nearest(doc.text, text, hint)
-        if at is not None:
-            return at, at + len(text), "exact"
+            hint = doc.text_offset(near[0]) if 0 <= near[0] else None
+        elif near is not None and 0 <= near[0] < near[1]:
+            hint = self._text_offset(doc, near[0], text)
+            if hint is not None and lo <= hint and hint + len(text) <= hi \
+                    and doc.text.startswith(text, hint):
+                return hint, hint + len(text), "offsets"
+        found = _occurrences(doc.text, text, lo, hi)
+        if found:
+            if hint is not None:
+                at = min(found, key=lambda a: abs(a - hint))
+                return at, at + len(text), "exact"
+            if len(found) == 1:
+                return found[0], found[0] + len(text), "exact"
+            k = self._ordinal(doc, text, near) if near is not None else None
+            if k is not None and len(found) < MAX_OCCURRENCES:
+                at = found[k] if k < len(found) else None
+                if at is not None:
+                    return at, at + len(text), "exact"
+            return found[0], found[0] + len(text), "ambiguous"
         # str.split's whitespace, as the JSONL reader compares answers
-        squeezed = "".join(text.split())
+        squeezed = squeeze(text)
         bare, real_starts, bare_starts = self._bare_of(doc)
-        k = max(bisect.bisect_right(real_starts, hint) - 1, 0)
-        at = _nearest(bare, squeezed, bare_starts[k] if bare_starts else 0)
-        if at is None:
-            return None
+
+        def bare_at(pos: int) -> int:  # where the first run starting at or after pos begins
+            k = bisect.bisect_left(real_starts, pos)
+            return bare_starts[k] if k < len(bare_starts) else len(bare)
 
         def real(j: int) -> int:
             k = bisect.bisect_right(bare_starts, j) - 1
             return real_starts[k] + j - bare_starts[k]
 
-        return real(at), real(at + len(squeezed) - 1) + 1, "whitespace"
+        found = [a for a in _occurrences(bare, squeezed, bare_at(lo), bare_at(hi))
+                 if real(a + len(squeezed) - 1) < hi]
+        if not found:
+            return None
+        if hint is not None:
+            k = max(bisect.bisect_right(real_starts, hint) - 1, 0)
+            near_bare = bare_starts[k] if bare_starts else 0
+            at = min(found, key=lambda a: abs(a - near_bare))
+        else:
+            at = found[0]
+        how = "whitespace" if hint is not None or len(found) == 1 else "ambiguous"
+        return real(at), real(at + len(squeezed) - 1) + 1, how
+
+    def _ordinal(self, doc: Document, text: str, near: tuple[int, int]) -> int | None:
+        """Which copy of `text` the file's offset names, counted in the file: the one nearest
+        the offset. None when the file cannot be read or holds the excerpt as often as the
+        text does not."""
+        raw = self._raw_of(doc)
+        if raw is None:
+            return None
+        in_file, in_text = _occurrences(raw, text), _occurrences(doc.text, text)
+        if not in_file or len(in_file) != len(in_text) or len(in_file) >= MAX_OCCURRENCES:
+            return None
+        return min(range(len(in_file)), key=lambda i: abs(in_file[i] - near[0]))
 
 
 def _kept(doc: Document, text: str, near: tuple[int, int]):
@@ -178,15 +248,44 @@ def _kept(doc: Document, text: str, near: tuple[int, int]):
     return span if doc.text[span[0]:span[1]] == kept else None
 
 
-def _nearest(text: str, needle: str, hint: int) -> int | None:
-    best, at, seen = None, text.find(needle), 0
-    while at != -1 and seen < MAX_OCCURRENCES:
-        if best is None or abs(at - hint) < abs(best - hint):
-            best = at
-        if at > hint:
-            break  # later ones are farther still
-        at, seen = text.find(needle, at + 1), seen + 1
-    return best
+@functools.cache
+def _spaces() -> dict[int, None]:
+    return {c: None for c in range(0x110000) if chr(c).isspace()}
+
+
+def squeeze(text: str) -> str:
+    """`text` without the whitespace str.split splits on, built as one string: splitting a
+    long excerpt into words would hold an object per word."""
+    return text.translate(_spaces())
+
+
+def _occurrences(text: str, needle: str, lo: int = 0, hi: int | None = None) -> list[int]:
+    """Where `needle` starts in text[lo:hi] (whole inside it), overlapping copies too; at most
+    MAX_OCCURRENCES of them."""
+    hi = len(text) if hi is None else hi
+    out, at = [], text.find(needle, lo, hi)
+    while at != -1 and len(out) < MAX_OCCURRENCES:
+        out.append(at)
+        at = text.find(needle, at + 1, hi)
+    return out
+
+
+def raw_files(root: str | Path) -> Callable[[Document], str | None]:
+    """A document's file under the folder `root`, as text (undecodable bytes replaced, so
+    that its offsets count characters as a reader of the file counted them); None for a file
+    that cannot be read or is compressed."""
+    base = Path(root)
+
+    def raw(doc: Document) -> str | None:
+        path = base / doc.id
+        if path.suffix.lower() == ".gz" or not path.is_file():
+            return None
+        try:
+            return path.read_bytes().decode("utf-8-sig", errors="replace")
+        except OSError:
+            return None
+
+    return raw
 
 
 def candidate_docs(corpus: Corpus, ref: str | None) -> list[Document] | None:
@@ -230,12 +329,15 @@ def place(locator: Locator, asked: Asked, docs: list[Document]):
     return chosen, out
 
 
-def locate(corpus: Corpus, asked: list[Asked], skipped: list[str]) -> Imported:
-    result = Imported(read=len(asked), skipped=skipped)
-    locator = Locator(corpus)
+def locate(corpus: Corpus, asked: list[Asked], skipped: list[str],
+           raw: Callable[[Document], str | None] | None = None,
+           notes: list[str] = ()) -> Imported:
+    result = Imported(read=len(asked), skipped=skipped, notes=list(notes))
+    locator = Locator(corpus, raw)
     everything = list(corpus.documents)
     for q in asked:
         docs = candidate_docs(corpus, q.doc)
+        named = docs is not None
         if docs is None:
             if q.doc:
                 result.unknown_docs[q.doc] += 1
@@ -243,9 +345,20 @@ def locate(corpus: Corpus, asked: list[Asked], skipped: list[str]) -> Imported:
         chosen, placed = place(locator, q, docs)
         spans = []
         for e, hit, outcome, found_in in placed:
+            if outcome == "missing" and named:  # say where it is, when not where named
+                mine = {d.id for d in docs}
+                found_in = [d.id for d in everything if d.id not in mine
+                            and locator.find(d, e.text) is not None]
+                outcome = "elsewhere" if found_in else outcome
             result.outcomes[outcome] += 1
+            if outcome == "ambiguous":
+                result.ambiguous.append(f"{e.at}: found more than once in {chosen}; placed "
+                                        f"at the first ({hit[0]}): {_preview(e.text)}")
             if hit is None:
-                where = f" (in {', '.join(found_in)})" if found_in else ""
+                where = f" (in {', '.join(found_in[:5])})" if found_in else ""
+                if named and found_in:
+                    where = (f": not in {q.doc!r}, the document it names; found in "
+                             f"{', '.join(found_in[:5])}")
                 result.unfound.append(f"{e.at}: {OUTCOMES[outcome]}{where}: "
                                       f"{_preview(e.text)}")
             elif [hit[0], hit[1]] not in spans:
@@ -258,17 +371,56 @@ def locate(corpus: Corpus, asked: list[Asked], skipped: list[str]) -> Imported:
 
 
 def _preview(text: str, n: int = 60) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(text[:4 * n].split())
     return repr(flat if len(flat) <= n else flat[:n] + "…")
 
 
 # -- reading the files -----------------------------------------------------------------------
 
 def _text(path: Path) -> str:
+    _check_utf8(path)
+    return _opened(path, lambda f: f.read())
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines, line ends kept, read one at a time: a long line is held once."""
+    _check_utf8(path)
+    with _open(path) as f:
+        yield from f
+
+
+def _open(path: Path):
+    # newline="": csv sees a quoted cell's line breaks as written
+    return open(path, encoding="utf-8-sig", newline="")  # spreadsheet tools write a BOM
+
+
+def _opened(path: Path, read):
     try:
-        return path.read_text(encoding="utf-8-sig")  # spreadsheet tools write a BOM
-    except UnicodeDecodeError as e:
-        raise InputError(str(path), f"not UTF-8 text: {e}") from None
+        with _open(path) as f:
+            return read(f)
+    except IsADirectoryError:
+        raise InputError(str(path), "is a directory, not a file") from None
+    except OSError as e:
+        raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
+
+
+def _check_utf8(path: Path, block: int = 1 << 20) -> None:
+    """InputError naming the line of the first byte that is not UTF-8, read in blocks."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    newlines = 0  # in the blocks decoded whole (a pending partial character holds none)
+    try:
+        with open(path, "rb") as f:
+            while True:
+                data = f.read(block)
+                try:
+                    decoder.decode(data, final=not data)
+                except UnicodeDecodeError as e:
+                    line = newlines + e.object.count(b"\n", 0, e.start) + 1
+                    raise InputError(str(path), f"not UTF-8 text: byte 0x{e.object[e.start]:02x}"
+                                                f" ({e.reason})", line) from None
+                if not data:
+                    return
+                newlines += data.count(b"\n")
     except IsADirectoryError:
         raise InputError(str(path), "is a directory, not a file") from None
     except OSError as e:
@@ -278,29 +430,69 @@ def _text(path: Path) -> str:
 def _csv_rows(path: Path, need: tuple[tuple[str, ...], ...]) -> Iterator[tuple[At, dict]]:
     """(where, row) of each data row; `need`: of each tuple of column names, one must be
     there. A row's line is the line it starts on (a quoted cell may span lines)."""
-    # An excerpt or a Ragas context list can exceed csv's default 128 KiB cell.
-    csv.field_size_limit(2**31 - 1)
-    # strict: a stray quote is an error naming its line, not a row swallowing the rest
-    reader = csv.reader(_text(path).splitlines(keepends=True), strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise InputError(str(path), "empty file")
-        header = [h.strip() for h in header]
-        for names in need:
-            if not any(n in header for n in names):
-                raise InputError(str(path), f"no column {' or '.join(map(repr, names))} "
-                                            f"(the columns: {', '.join(header)})", 1)
-        while True:
-            start = reader.line_num + 1
-            row = next(reader, None)
-            if row is None:
-                return
-            if not any(cell.strip() for cell in row):
-                continue
+    records = _csv_records(path)
+    header = next(records, None)
+    if header is None:
+        raise InputError(str(path), "empty file")
+    header = [h.strip() for h in header[1]]
+    for names in need:
+        if not any(n in header for n in names):
+            raise InputError(str(path), f"no column {' or '.join(map(repr, names))} "
+                                        f"(the columns: {', '.join(header)})", 1)
+    for start, row in records:
+        if any(cell.strip() for cell in row):
             yield At(str(path), start), dict(zip(header, row))
-    except csv.Error as e:
-        raise InputError(str(path), f"not CSV: {e}", reader.line_num) from None
+
+
+_LINE_END = "\r\n"
+
+
+def _csv_records(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(first line, cells) of each CSV record (RFC 4180: "," between cells, a quoted cell
+    may hold commas, line breaks and doubled quotes). Read here rather than by the csv
+    module, which holds a cell as 4 bytes a character: an excerpt of 200 MB took 800 MB.
+    A quote that does not end its cell is an error naming the line, not a row swallowing
+    the rest."""
+    lines = enumerate(_lines(path), 1)
+    for n, line in lines:
+        start, cells, pos = n, [], 0
+        while True:
+            if line.startswith('"', pos):
+                pieces, pos = [], pos + 1
+                while True:
+                    q = line.find('"', pos)
+                    if q == -1:  # the cell goes on on the next line
+                        pieces.append(line[pos:])
+                        n, line = next(lines, (n, None))
+                        if line is None:
+                            raise InputError(str(path), "not CSV: a quoted cell is not "
+                                                        "closed before the end of the file",
+                                             start)
+                        pos = 0
+                        continue
+                    pieces.append(line[pos:q])
+                    if line.startswith('"', q + 1):
+                        pieces.append('"')
+                        pos = q + 2
+                        continue
+                    pos = q + 1
+                    break
+                cells.append("".join(pieces))
+                del pieces
+                if pos < len(line) and line[pos] not in "," + _LINE_END:
+                    raise InputError(str(path), "not CSV: ',' expected after '\"'", n)
+            else:
+                end = len(line.rstrip(_LINE_END))
+                comma = line.find(",", pos, end)
+                stop = comma if comma != -1 else end
+                cells.append(line[pos:stop])
+                pos = stop
+            if pos < len(line) and line[pos] == ",":
+                pos += 1
+                continue
+            break
+        yield start, cells
+        del line, cells
 
 
 def _json(path: Path):
@@ -311,7 +503,7 @@ def _json(path: Path):
 
 
 def _jsonl(path: Path) -> Iterator[tuple[At, object]]:
-    for n, line in enumerate(_text(path).splitlines(), 1):
+    for n, line in enumerate(_lines(path), 1):
         if line.strip():
             try:
                 yield At(str(path), n), json.loads(line)
@@ -338,7 +530,11 @@ def _unique(qid: str, ids: set[str]) -> str:
     return out
 
 
-def read_chroma(paths: list[Path]) -> tuple[list[Asked], list[str]]:
+# Each reader gives (questions, rows skipped, notes on rows read but not imported).
+Read = tuple[list[Asked], list[str], list[str]]
+
+
+def read_chroma(paths: list[Path]) -> Read:
     asked, skipped, ids = [], [], set()
     for path in paths:
         for n, (at, row) in enumerate(_csv_rows(path, (("question",), ("references",))), 1):
@@ -363,7 +559,7 @@ def read_chroma(paths: list[Path]) -> tuple[list[Asked], list[str]]:
                 continue
             qid = _unique(f"{path.stem}-{n}", ids)
             asked.append(Asked(qid, text, excerpts, at, row.get("corpus_id") or None))
-    return asked, skipped
+    return asked, skipped, []
 
 
 def _string_list(value, name: str) -> list[str]:
@@ -399,7 +595,7 @@ def _ragas_records(path: Path) -> Iterator[tuple[At, object]]:
             yield At(str(path), None, f"item {i}"), rec
 
 
-def read_ragas(paths: list[Path]) -> tuple[list[Asked], list[str]]:
+def read_ragas(paths: list[Path]) -> Read:
     asked, skipped, ids = [], [], set()
     for path in paths:
         for n, (at, rec) in enumerate(_ragas_records(path), 1):
@@ -422,10 +618,10 @@ def read_ragas(paths: list[Path]) -> tuple[list[Asked], list[str]]:
             excerpts = [Excerpt(c, At(at.path, at.line, f"{at.item} context {i}".strip()))
                         for i, c in enumerate(contexts)]
             asked.append(Asked(_unique(f"{path.stem}-{n}", ids), text, excerpts, at))
-    return asked, skipped
+    return asked, skipped, []
 
 
-def read_llamaindex(paths: list[Path]) -> tuple[list[Asked], list[str]]:
+def read_llamaindex(paths: list[Path]) -> Read:
     asked, skipped, ids = [], [], set()
     for path in paths:
         data = _json(path)
@@ -452,7 +648,7 @@ def read_llamaindex(paths: list[Path]) -> tuple[list[Asked], list[str]]:
                 skipped.append(f"{at}: {e}")
                 continue
             asked.append(Asked(_unique(str(qid), ids), text, excerpts, at))
-    return asked, skipped
+    return asked, skipped, []
 
 
 def _beir_files(paths: list[Path]) -> tuple[Path, list[Path], Path]:
@@ -480,12 +676,13 @@ def _beir_files(paths: list[Path]) -> tuple[Path, list[Path], Path]:
     return queries, qrels, corpus
 
 
-def read_beir(paths: list[Path]) -> tuple[list[Asked], list[str]]:
+def read_beir(paths: list[Path]) -> Read:
     queries_path, qrels_paths, corpus_path = _beir_files(paths)
-    skipped = []
+    skipped, not_relevant = [], 0
     relevant: dict[str, list[str]] = {}  # query id -> passage ids, in qrels order
     for path in qrels_paths:
-        for n, line in enumerate(_text(path).splitlines(), 1):
+        for n, line in enumerate(_lines(path), 1):
+            line = line.rstrip("\r\n")
             cells = line.split("\t")
             if not line.strip() or (n == 1 and cells[-1].strip() == "score"):
                 continue
@@ -496,6 +693,11 @@ def read_beir(paths: list[Path]) -> tuple[list[Asked], list[str]]:
             except ValueError:
                 skipped.append(f"{path}:{n}: not 'query-id<TAB>corpus-id<TAB>score'")
                 continue
+            if not math.isfinite(score):
+                skipped.append(f"{path}:{n}: score {cells[2].strip()!r} is not a number")
+                continue
+            if score <= 0:
+                not_relevant += 1  # BEIR's way of saying so; counted, not imported
             if score > 0 and pid not in relevant.setdefault(qid, []):
                 relevant[qid].append(pid)
     wanted = {pid for pids in relevant.values() for pid in pids}
@@ -526,16 +728,18 @@ def read_beir(paths: list[Path]) -> tuple[list[Asked], list[str]]:
         asked.append(Asked(_unique(qid, ids), text, excerpts, at))
     skipped += [f"{qrels_paths[0]}: query {q!r} is not in {queries_path.name}"
                 for q in relevant if q not in seen]
-    return asked, skipped
+    notes = [f"qrels rows not relevant (score 0 or less), not imported: {not_relevant}"] \
+        if not_relevant else []
+    return asked, skipped, notes
 
 
 READERS = {"chroma": read_chroma, "ragas": read_ragas, "llamaindex": read_llamaindex,
            "beir": read_beir}
 
 
-def read_questions(fmt: str, files: list[str]) -> tuple[list[Asked], list[str]]:
-    """The questions of `files` in `fmt`, and the rows skipped; InputError for a file that
-    cannot be read at all."""
+def read_questions(fmt: str, files: list[str]) -> Read:
+    """The questions of `files` in `fmt`, the rows skipped and notes on rows not imported;
+    InputError for a file that cannot be read at all."""
     paths = [Path(f) for f in files]
     for p in paths:
         if not p.exists():
@@ -543,9 +747,10 @@ def read_questions(fmt: str, files: list[str]) -> tuple[list[Asked], list[str]]:
     return READERS[fmt](paths)
 
 
-def import_questions(corpus: Corpus, fmt: str, files: list[str]) -> Imported:
-    asked, skipped = read_questions(fmt, files)
-    return locate(corpus, asked, skipped)
+def import_questions(corpus: Corpus, fmt: str, files: list[str],
+                     raw: Callable[[Document], str | None] | None = None) -> Imported:
+    asked, skipped, notes = read_questions(fmt, files)
+    return locate(corpus, asked, skipped, raw, notes)
 
 
 def jsonl_text(lines: list[dict], meta: dict) -> str:

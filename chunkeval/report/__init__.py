@@ -35,12 +35,17 @@ def write_reports(results: Results, out_dir: str | os.PathLike,
     Both are rendered before either is written, so bad input leaves the old pair intact.
     """
     out = Path(out_dir)
+    pages = render_reports(results, queries_page)
+    return {"markdown": atomic_write(out / "report.md", pages["report.md"]),
+            "html": atomic_write(out / "report.html", pages["report.html"])}
+
+
+def render_reports(results: Results, queries_page: str | None = None) -> dict[str, str]:
+    """report.md and report.html by file name, as write_reports writes them."""
     view = View(results)
     view.queries_page = queries_page
-    page_md, page_html = render_markdown(view), render_html(view)
-    return {"markdown": atomic_write(out / "report.md", page_md),
-            "html": atomic_write(out / "report.html", page_html)}
+    return {"report.md": render_markdown(view), "report.html": render_html(view)}
 
 
 __all__ = ["View", "format_table", "render_comparison_html", "render_html", "render_markdown",
-           "write_reports"]
+           "render_reports", "write_reports"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..gate.verdict import family_note, level
 from ..results import METRICS
 from .html import CSS
+from .markdown import md_text
 from .svg import declare_language, escape
 
 
@@ -56,7 +57,9 @@ MARKDOWN_QUERIES = 5
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text from the corpus, the questions or a file's name, in a cell or a line: escaped,
+    never markup (md_text)."""
+    return md_text(text)
 
 
 def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
@@ -76,8 +79,8 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
                               order.get(t[2]["metric"], len(order))))
     regressed = sorted({(r["strategy"], r["retriever"], r["query_set"])
                         for ok, r, _ in table if not ok})
-    corpora = sorted({f"{r['corpus']['name']} ({r['corpus']['fingerprint']})" for r in rows
-                      if "corpus" in r})
+    corpora = sorted({f"{_cell(r['corpus']['name'])} ({_cell(r['corpus']['fingerprint'])})"
+                      for r in rows if "corpus" in r})
     title = (f"{len(regressed)} of {len(cases)} cases regressed" if regressed
              else f"all {len(cases)} gated cases pass")
     lines += [f"## chunkeval: {title}", ""]

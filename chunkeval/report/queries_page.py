@@ -227,6 +227,11 @@ def write_run_page(results: Results, query_sets: Iterable[QuerySet],
                    out_dir: str | os.PathLike) -> Path:
     """queries.html for a run: each case against the reference strategy (same retriever and
     query set), as the report's Δ columns."""
+    return atomic_write(Path(out_dir) / FILE, render_run_page(results, query_sets))
+
+
+def render_run_page(results: Results, query_sets: Iterable[QuerySet]) -> str:
+    """The text of write_run_page's queries.html."""
     view = View(results)
     k = results.settings.k
     title = f"chunkeval: every query — {results.corpus.name}"
@@ -249,7 +254,7 @@ def write_run_page(results: Results, query_sets: Iterable[QuerySet],
                              ref=None if s == ref_name else refs.get(r))
                 if s == ref_name:
                     refs[r] = i
-    return atomic_write(Path(out_dir) / FILE, page.render())
+    return page.render()
 
 
 def write_baseline_page(rows: list[dict], query_sets: Iterable[QuerySet], settings: Settings,

@@ -28,7 +28,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cache import atomic_write, embeddings_root, files_by_age, limit_from_env, prune_oldest
+from ..cache import (atomic_write, cannot_write, embeddings_root, files_by_age, limit_from_env,
+                     prune_oldest)
 from ..cache import safe_name as _safe
 from ..errors import ContractError
 from .ranking import Batched
@@ -118,8 +119,8 @@ class EmbeddingCache:
                 if self._recorded_width() != self._width:
                     try:
                         atomic_write(self.dir / WIDTH_FILE, str(self._width))
-                    except OSError:
-                        pass  # a read-only cache only costs time
+                    except OSError as e:
+                        cannot_write(e)  # a read-only cache only costs time
             elif vectors.shape[1] != self._width:
                 raise ContractError(f"the embedding function of {self.name!r} returned vectors "
                                     f"of {vectors.shape[1]} dimensions, its cached ones have "
@@ -157,8 +158,9 @@ class EmbeddingCache:
         self._seen_shards.add(name)
         try:
             atomic_write(self.dir / name, buf.getvalue())
-        except OSError:
-            return  # a read-only cache only costs time
+        except OSError as e:
+            cannot_write(e)  # a read-only cache only costs time
+            return
         prune(limit_bytes())
 
 
