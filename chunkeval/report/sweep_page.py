@@ -248,7 +248,7 @@ SCRIPT = """
       rows.sort(function (a, b) {
         var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v;
         var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : (x < y ? -1 : x > y ? 1 : 0);
         return down ? -c : c;
       });
       rows.forEach(function (r) { body.appendChild(r); });
