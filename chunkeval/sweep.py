@@ -34,6 +34,7 @@ from .progress import Progress
 from .results import Failure, Result
 from .stats import bootstrap_p, holm, paired_bootstrap
 from .strategies import params as strategy_params
+from .strategies.specs import call_spec
 
 FILES = ("sweep.json", "sweep.html", "sweep.md")
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
@@ -117,7 +118,7 @@ def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> l
     factory `module:attr`, each maybe with fixed parameters) at every size and overlap,
     registered. A family without an overlap takes only 0; an overlap of a size or more is
     left out of the grid (it would never advance)."""
-    head, fixed_args = strategy_params.call_spec(strategy, "sweep strategy")
+    head, fixed_args = call_spec(strategy, "sweep strategy")
     for k in ("size", "overlap", "chunk_size", "chunk_overlap"):
         if k in fixed_args:
             raise ConfigError(f"sweep strategy {strategy!r}: parameter {k!r} is the grid's "
@@ -479,7 +480,7 @@ def config_lines(sweep: Sweep) -> list[str]:
     against = s.get("against") or ""
     head = against.partition("(")[0]
     if ":" in head and not head.startswith("chonkie:") and "(" in against:
-        _, given = strategy_params.call_spec(against, "splitter")
+        _, given = call_spec(against, "splitter")
         given.update(size=point.size, overlap=point.overlap)
         lines.append(f'splitters = ["{_call(head, given)}"]  # your factory, at the '
                      "recommended size and overlap")

@@ -183,7 +183,7 @@ def test_holm_adjusts_in_steps_and_the_bootstrap_p_follows_the_difference():
     assert bootstrap_p(a + 0.2, a) < 0.001 < 0.5 < bootstrap_p(a, a + 0.2)
 
 
-# -- the sweep on generated pages -------------------------------------------------------------------
+# -- the sweep on generated pages -----------------------------------------------------------
 
 def test_a_sweep_writes_its_three_files_and_its_numbers_are_those_of_run(swept):
     root, data, printed, run = swept

@@ -67,7 +67,8 @@ def plot_lines(title: str, lines: list[dict], xlabel: str, ylabel: str,
 
 
 def plot_points(title: str, groups: list[dict], xlabel: str, ylabel: str,
-                marked: set[tuple[str, str]] = frozenset(), width: int = 760, height: int = 380) -> str:
+                marked: set[tuple[str, str]] = frozenset(), width: int = 760,
+                height: int = 380) -> str:
     """Scatter of (x, y, name) per group {label, colour, points};
     each group's frontier (no other point both cheaper and better) is joined by a line;
     `marked` holds (group label, name) of the points that get a ring."""

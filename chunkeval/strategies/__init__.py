@@ -55,5 +55,5 @@ def resolve(chosen: Iterable[str]) -> None:
 
 
 __all__ = ["FEW", "MATRIX", "NAMED_ONLY", "REFERENCE", "Strategy", "Unit", "all_strategies",
-           "canonical", "get", "is_builtin", "load_splitter", "names", "register", "resolve", "size_by",
-           "unregister"]
+           "canonical", "get", "is_builtin", "load_splitter", "names", "register", "resolve",
+           "size_by", "unregister"]

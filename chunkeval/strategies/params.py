@@ -9,16 +9,16 @@ aliases of these specs, with the same chunks, the same results and the same base
 entries. An overlap under 1 is a share of the size (rounded to whole characters, or units).
 
 A project's splitter factory is named the same way, `chunking:make(size=300, overlap=30)`:
-`call_spec` reads the arguments and `registry.load_splitter` calls the factory with them.
+`specs.call_spec` reads the arguments and `registry.load_splitter` calls the factory with them.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from typing import Any
 
 from ..errors import ConfigError
+from .specs import call_spec
 
 # family -> {parameter: default}; None: required
 FAMILIES: dict[str, dict[str, Any]] = {
@@ -34,39 +34,6 @@ def is_spec(text: str) -> bool:
     """True for `family(...)` of a built-in family (not a MODULE:ATTR factory)."""
     head = str(text).partition("(")[0].strip()
     return head in FAMILIES and str(text).rstrip().endswith(")")
-
-
-def call_spec(spec: str, what: str = "strategy") -> tuple[str, dict[str, Any]]:
-    """(head, keyword arguments) of `head(key=literal, ...)`; `head` alone has none.
-    ConfigError naming the spec when it is not of that form."""
-    text = str(spec).strip()
-    head, paren, rest = text.partition("(")
-    head = head.strip()
-    if not paren:
-        return head, {}
-    usage = f"expected {head}(key=value, ...) with literal values"
-    if not head or not rest.endswith(")"):
-        raise ConfigError(f"{what} {spec!r}: {usage}")
-    try:
-        call = ast.parse(f"f({rest}", mode="eval").body
-    except SyntaxError:
-        raise ConfigError(f"{what} {spec!r}: {usage}") from None
-    if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
-        raise ConfigError(f"{what} {spec!r}: keyword arguments only ({usage})")
-    kwargs: dict[str, Any] = {}
-    for k in call.keywords:
-        if k.arg in kwargs:
-            raise ConfigError(f"{what} {spec!r}: parameter {k.arg!r} is given twice")
-        node = k.value
-        if isinstance(node, ast.Name) and node.id in ("true", "false"):
-            kwargs[k.arg] = node.id == "true"
-            continue
-        try:
-            kwargs[k.arg] = ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise ConfigError(f"{what} {spec!r}: parameter {k.arg!r} must be a literal (a "
-                              "number, a string, true/false, or a list of them)") from None
-    return head, kwargs
 
 
 def resolve_overlap(size: int, overlap: Any, spec: str) -> int:
@@ -167,12 +134,3 @@ def make(spec: str):
     # now on, but not added to the default set that a run without names evaluates.
     return registry.register(dataclasses.replace(strategy, identity="chunkeval"),
                              builtin=True, opt_in=True)
-
-
-def factory_name(attr: str, kwargs: dict[str, Any]) -> str:
-    """The name of a factory's splitter made with `kwargs`: `make-overlap=30-size=300`."""
-    from .chonkie_specs import _shown
-
-    parts = [attr.rsplit(".", 1)[-1]]
-    parts += [f"{k}={_shown(kwargs[k])}" for k in sorted(kwargs)]
-    return "-".join(parts)

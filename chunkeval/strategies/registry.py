@@ -16,7 +16,7 @@ from .. import outside
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 from .chonkie_specs import chonkie_splitter, is_spec
-from .params import call_spec, factory_name
+from .specs import call_spec, factory_name
 
 
 @dataclass(frozen=True)
