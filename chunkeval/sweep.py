@@ -2,7 +2,8 @@
 
 A grid of configurations of one strategy family (sizes x overlaps) is evaluated with the
 session's evaluation, every configuration through the result cache (equal chunks: one
-result). Per retriever and query set and for the chosen metric:
+result). Per retriever and query set, at the top k (recall_at_k) and under the budget
+(budget_recall), the chosen metric first:
 
 - the best configuration by its mean is tested against every other one, each a one-sided
   paired bootstrap (`stats.bootstrap_p`), Holm-Bonferroni over those comparisons at the
@@ -235,7 +236,9 @@ def handed(result: Result, k: int, budget: int) -> tuple[float, float]:
                 break
             total += n
         in_budget.append(total)
-    return float(np.mean(at_k)) if at_k else 0.0, float(np.mean(in_budget)) if in_budget else 0.0
+    # rounded as sweep.json holds them, so that the cost order recomputes from it exactly
+    return (round(float(np.mean(at_k)), 2) if at_k else 0.0,
+            round(float(np.mean(in_budget)), 2) if in_budget else 0.0)
 
 
 @dataclass
@@ -260,7 +263,7 @@ class Row:
 
     def cost(self, metric: str) -> tuple[float, float, float]:
         hand = self.handed_k if metric == "recall_at_k" else self.handed_budget
-        return (self.chunks, round(hand, 1), round(self.cut, 6))
+        return (self.chunks, hand, self.cut)
 
 
 @dataclass
@@ -323,13 +326,14 @@ def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
     candidates = [best] + [r for r in others if r.point.name in inseparable]
     rec = min(candidates, key=lambda r: r.cost(metric))
     ci = paired_bootstrap(series[rec.point.name][judged], b)
+    rec_p = next((c["p_holm"] for c in comparisons if c["strategy"] == rec.point.name), None)
     chunks, hand, cut = rec.cost(metric)
     verdict = Verdict(retriever, query_set, metric, len(ids), int(chosen.sum()),
                       int(judged.sum()), best.point.name, float(b.mean()), alpha,
                       comparisons, inseparable,
                       {"strategy": rec.point.name, "spec": rec.point.spec,
                        "mean": float(series[rec.point.name][judged].mean()),
-                       "diff": ci.diff, "low": ci.low, "high": ci.high,
+                       "diff": ci.diff, "low": ci.low, "high": ci.high, "p_holm": rec_p,
                        "chunks": chunks, "handed": hand, "cut_rate": cut})
     if against is not None:
         a = against.series(metric)
@@ -366,8 +370,7 @@ class Sweep:
                     "against": r is self.against.get((ret, qs)),
                     "metrics": {m: s.to_json() for m, s in res.metrics.items()},
                     "cut_rate": res.cut_rate.to_json(), "chunks": res.chunks.to_json(),
-                    "handed_at_k": round(r.handed_k, 2),
-                    "handed_in_budget": round(r.handed_budget, 2),
+                    "handed_at_k": r.handed_k, "handed_in_budget": r.handed_budget,
                     "per_query": {"coverage": [q.coverage for q in res.per_query],
                                   "budget_coverage": [q.budget_coverage
                                                       for q in res.per_query]},
@@ -420,8 +423,9 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
                             *handed(res, s.k, s.budget))
                 if against_point.name not in by_name:
                     against_rows[(ret, qs_name)] = a_row
-            verdicts.append(judge(here, metric, session.config.alpha, holdout, ret, qs_name,
-                                  a_row))
+            for m in (metric, *[m for m in METRICS if m != metric]):
+                verdicts.append(judge(here, m, session.config.alpha, holdout, ret, qs_name,
+                                      a_row))
     settings = {"strategy": strategy, "sizes": sizes, "overlaps": overlaps,
                 "retrievers": retrievers, "query_sets": specs, "metric": metric,
                 "holdout": holdout, "against": against, "alpha": session.config.alpha,
@@ -435,6 +439,15 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
 # -- what it says -------------------------------------------------------------------------------
 def pts(v: float) -> str:
     return f"{v * 100:+.1f}"
+
+
+def versus_best(rec: dict) -> str:
+    """The recommendation's difference to the best, its (unadjusted) 95% interval and, when it
+    is not the best, the adjusted p-value that kept it in."""
+    if rec.get("p_holm") is None:
+        return "it is the best"
+    return (f"{pts(rec['diff'])} points vs the best [{pts(rec['low'])}, {pts(rec['high'])}] "
+            f"(95%; Holm-adjusted p {rec['p_holm']:.2f})")
 
 
 def against_line(v: Verdict) -> str | None:
@@ -460,20 +473,24 @@ def summary_lines(sweep: Sweep) -> list[str]:
             out.append(f"  not separable from it: {shown}")
         out.append(f"  recommended: {rec['spec']} = {rec['strategy']} ({rec['chunks']:,} "
                    f"chunks, {rec['handed']:,.0f} handed per query, cut rate "
-                   f"{rec['cut_rate'] * 100:.1f}%): {pts(rec['diff'])} points vs the best "
-                   f"[{pts(rec['low'])}, {pts(rec['high'])}]")
+                   f"{rec['cut_rate'] * 100:.1f}%): {versus_best(rec)}")
         if (line := against_line(v)):
             out.append(f"  {line}")
     return out
 
 
 def config_lines(sweep: Sweep) -> list[str]:
-    """The [tool.chunkeval] lines that adopt the first verdict's recommendation (the first
-    retriever on the first query set); a factory given as `against` gets the recommended
-    size and overlap."""
+    """The [tool.chunkeval] lines that adopt a recommendation (by the chosen metric, for the
+    first retriever on the largest query set); a factory given as `against` gets the
+    recommended size and overlap."""
     if not sweep.verdicts:
         return []
-    v = sweep.verdicts[0]
+    first = sweep.verdicts[0]
+    # the first retriever's verdict by the chosen metric on the largest query set: the one
+    # with the most evidence
+    v = max((x for x in sweep.verdicts
+             if x.retriever == first.retriever and x.metric == first.metric),
+            key=lambda x: x.queries)
     point = next(p for p in sweep.points if p.name == v.recommendation["strategy"])
     s = sweep.settings
     lines = ["[tool.chunkeval]"]
@@ -490,10 +507,12 @@ def config_lines(sweep: Sweep) -> list[str]:
         lines.append(f'strategies = ["{point.spec}"]  # = {point.name}')
     rets = ", ".join(f'"{r}"' for r in s["retrievers"])
     lines += [f"retrievers = [{rets}]", f"k = {s['k']}", f"budget = {s['budget']}"]
-    differ = {x.recommendation["strategy"] for x in sweep.verdicts} - {point.name}
+    differ = {x.recommendation["strategy"] for x in sweep.verdicts
+              if x.metric == v.metric} - {point.name}
     if differ:
-        lines.append(f"# chosen for {v.retriever} on {v.query_set}; other retrievers or query "
-                     f"sets recommend {', '.join(sorted(differ))} (see above)")
+        lines.append(f"# chosen by {v.metric} for {v.retriever} on {v.query_set}; other "
+                     f"retrievers or query sets recommend {', '.join(sorted(differ))} (see "
+                     "above)")
     return lines
 
 
@@ -507,7 +526,7 @@ def markdown(sweep: Sweep) -> str:
            ""]
     for v in sweep.verdicts:
         rec = v.recommendation
-        out += [f"### {v.retriever} on {v.query_set}", "",
+        out += [f"### {v.retriever} on {v.query_set}, {v.metric}", "",
                 f"- best: `{v.best}` {v.best_value * 100:.1f}% — **{v.word}** (against "
                 f"{len(v.comparisons)} others, paired bootstrap, Holm at alpha {v.alpha:g}; "
                 f"judged on {v.judged_on} queries)",
@@ -515,7 +534,7 @@ def markdown(sweep: Sweep) -> str:
                 f"{', '.join(f'`{n}`' for n in v.inseparable) or 'none'}",
                 f"- **recommended: `{rec['spec']}`** — {rec['chunks']:,} chunks, "
                 f"{rec['handed']:,.0f} handed per query, cut rate {rec['cut_rate'] * 100:.1f}%; "
-                f"{pts(rec['diff'])} points vs the best [{pts(rec['low'])}, {pts(rec['high'])}]"]
+                f"{versus_best(rec)}"]
         if (line := against_line(v)):
             out.append(f"- {line}")
         out.append("")

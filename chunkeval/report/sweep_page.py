@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ..sweep import versus_best
 from .svg import _axes, _Frame, _nice_step, _pct_axis, _Svg, escape
 from .view import PALETTE
 
@@ -145,7 +146,7 @@ def frontier_plots(data: dict, qs: str) -> list[str]:
     metric = data["settings"]["metric"]
     retrievers = list(dict.fromkeys(c["retriever"] for c in configs))
     marked = {(v["retriever"], v["recommendation"]["strategy"]) for v in data["verdicts"]
-              if v["query_set"] == qs}
+              if v["query_set"] == qs and v["metric"] == metric}
     handed = "handed_at_k" if metric == "recall_at_k" else "handed_in_budget"
     out = []
     for key, xlabel in (("chunks", "chunks indexed"), (handed, "characters handed per query")):
@@ -174,36 +175,47 @@ def cut_plot(data: dict, qs: str) -> str:
                       "chunk size", "cut rate")
 
 
-def _verdict_html(v: dict) -> str:
-    rec = v["recommendation"]
-    word = v["verdict"]
-    held = (f"chosen on {v['chosen_on']} queries, judged on {v['judged_on']} held out"
-            if v["chosen_on"] != v["judged_on"] else f"{v['queries']} queries")
-    ins = ", ".join(f"<code>{escape(n)}</code>" for n in v["inseparable"]) or "none"
-    parts = [f'<section class="verdict"><h2>{escape(v["retriever"])} on '
-             f'{escape(v["query_set"])}</h2>',
-             f'<p>Best by {escape(v["metric"])}: <code>{escape(v["best"])}</code> '
-             f'{_pct(v["best_value"])} — <b class="{"ok" if word == "confirmed" else "tie"}">'
-             f'{escape(word)}</b> (tested against {v["tested"]} others, paired bootstrap, '
-             f'Holm at alpha {v["alpha"]:g}; {held}).</p>',
-             f'<p>Not separable from the best: {ins}.</p>',
-             f'<p class="rec">Recommended: <code>{escape(rec["spec"])}</code> '
-             f'(= {escape(rec["strategy"])}): {rec["chunks"]:,} chunks, '
-             f'{rec["handed"]:,.0f} handed per query, cut rate {_pct(rec["cut_rate"])}; '
-             f'{_pts(rec["diff"])} points vs the best [{_pts(rec["low"])}, '
-             f'{_pts(rec["high"])}].</p>']
-    a = v.get("against")
-    if a:
-        parts.append(f'<p class="against">{escape(rec["spec"])} vs {escape(a["spec"])}: '
-                     f'{_pts(a["diff"])} points [{_pts(a["low"])}, {_pts(a["high"])}]</p>')
-    parts.append("</section>")
-    return "\n".join(parts)
+def _verdicts_html(data: dict) -> str:
+    """One row a verdict: the best, the verdict, the recommendation and its difference (and
+    the team's splitter's); what cannot be separated from the best opens under it."""
+    heads = ["retriever", "query set", "metric", "queries judged", "best", "verdict",
+             "recommended", "vs the best", "chunks", "handed", "cut rate"]
+    against = any(v.get("against") for v in data["verdicts"])
+    if against:
+        heads.append("recommended vs yours")
+    rows = []
+    for v in data["verdicts"]:
+        rec, word, a = v["recommendation"], v["verdict"], v.get("against")
+        ins = ", ".join(f"<code>{escape(n)}</code>" for n in v["inseparable"])
+        verdict = (f'<b class="ok">{escape(word)}</b>' if not ins else
+                   f'<details><summary><b class="tie">{escape(word)}</b>: '
+                   f'{len(v["inseparable"])} not separable</summary>{ins}</details>')
+        cells = [escape(v["retriever"]), escape(v["query_set"]), escape(v["metric"]),
+                 f'{v["judged_on"]}' + (f' (chosen on {v["chosen_on"]})'
+                                        if v["chosen_on"] != v["judged_on"] else ""),
+                 f'<code>{escape(v["best"])}</code> {_pct(v["best_value"])}', verdict,
+                 f'<code class="rec">{escape(rec["spec"])}</code>',
+                 escape(versus_best(rec)), f'{rec["chunks"]:,}', f'{rec["handed"]:,.0f}',
+                 _pct(rec["cut_rate"])]
+        if against:
+            cells.append(f'<b>{_pts(a["diff"])}</b> points [{_pts(a["low"])}, '
+                         f'{_pts(a["high"])}] vs <code>{escape(a["spec"])}</code>' if a else "")
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return ('<table id="verdicts"><thead><tr>'
+            + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr></thead><tbody>\n"
+            + "\n".join(rows) + "\n</tbody></table>"
+            "<p>Each best is tested against every other configuration: a one-sided paired "
+            "bootstrap (2,000 resamples, seed 0), Holm-Bonferroni over those comparisons. The "
+            "recommendation is the cheapest configuration the best cannot be separated from: "
+            "fewest chunks, then fewest characters handed, then the lowest cut rate; its "
+            "interval is the unadjusted 95% one.</p>")
 
 
 def _table(data: dict) -> str:
     k = data["settings"]["k"]
     sep = {}
-    for v in data["verdicts"]:
+    metric = data["settings"]["metric"]
+    for v in [v for v in data["verdicts"] if v["metric"] == metric]:
         key = (v["retriever"], v["query_set"])
         sep[key + (v["best"],)] = "best"
         for c in v["comparisons"]:
@@ -212,7 +224,7 @@ def _table(data: dict) -> str:
             "recommended" if v["recommendation"]["strategy"] != v["best"] else "best, recommended")
     heads = ["retriever", "query set", "configuration", "size", "overlap", "chunks",
              f"handed @{k}", "handed in budget", "cut rate", f"Recall@{k}", "budget recall",
-             "separable from best"]
+             f"separable from best ({metric})"]
     rows = []
     for c in data["configurations"]:
         m = c["metrics"]
@@ -261,9 +273,10 @@ SCRIPT = """
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #222; max-width: 1600px; }
 code { background: #f3f3f3; padding: 0 3px; }
-.verdict { border-left: 4px solid #0072B2; padding: 2px 12px; margin: 12px 0; }
+#verdicts td { text-align: left; vertical-align: top; }
+#verdicts th { cursor: default; text-align: left; }
 .ok { color: #007a3d; } .tie { color: #8a5a00; }
-.rec { font-size: 1.05em; } .against { font-weight: bold; }
+code.rec { font-weight: bold; background: #eef6ff; }
 .plots { display: flex; flex-wrap: wrap; gap: 12px; }
 table { border-collapse: collapse; font-size: 13px; margin-top: 8px; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; }
@@ -284,7 +297,7 @@ def render(data: dict, config_lines: list[str] | None = None) -> str:
             f"{escape(', '.join(s['retrievers']))}; top {s['k']}, budget {s['budget']:,}; "
             f"metric {escape(s['metric'])}"
             + (f"; holdout {s['holdout']:g}" if s.get("holdout") else "") + "</p>"]
-    body += [_verdict_html(v) for v in data["verdicts"]]
+    body.append(_verdicts_html(data))
     if config_lines:
         body.append("<p>To adopt the recommendation:</p><pre>"
                     + escape("\n".join(config_lines)) + "</pre>")
