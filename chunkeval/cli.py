@@ -698,6 +698,10 @@ def _sweep(args) -> int:
                                for n in (session.retrievers[r] if ":" in r else [r])],
                               retrieval_names(all=True), cfg.where["retrievers"], "retriever")
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
+    sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                  holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                  where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
+                         if cfg.sweep_against else cfg.where["splitters"]})
     print(session.corpus_line, flush=True)
     result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
                        metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against)

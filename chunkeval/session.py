@@ -170,8 +170,12 @@ class Session:
         worker process that does not inherit this one's memory imports again."""
         root = str(self.config.root)
         length = () if self.config.length == "chars" else (("length", self.config.length, root),)
+        # a built-in named with parameters is made anew there, under the same name
+        specs = [s for s in (*self.config.strategies, *self.config.reference)
+                 if strategies.params.is_spec(s)]
         return (*(("splitter", spec, root) for spec in self.splitters),
-                *(("retriever", spec, root) for spec in self.retrievers), *length)
+                *(("retriever", spec, root) for spec in self.retrievers), *length,
+                *(("strategy", spec, root) for spec in specs))
 
     def _settings(self) -> Settings:
         cfg = self.config

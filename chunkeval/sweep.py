@@ -33,6 +33,7 @@ from . import strategies
 from .errors import ConfigError
 from .progress import Progress
 from .results import Failure, Result
+from .report.sweep_page import pts, versus_best
 from .stats import bootstrap_p, holm, paired_bootstrap
 from .strategies import params as strategy_params
 from .strategies.specs import call_spec
@@ -381,20 +382,38 @@ class Sweep:
                 "failed": [f.to_json() for f in self.failures]}
 
 
+def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: str,
+            holdout: float | None, against: str | None, root=None, where: dict | None = None
+            ) -> tuple[list[Point], Point | None]:
+    """The grid's configurations and the team's splitter, registered, with the settings
+    checked: what can be wrong is said before the corpus is read, with where it was given
+    (`where`: setting -> place, as config.Config has it)."""
+    def at(key: str) -> str:
+        return f"{where[key]}: " if where and key in where else ""
+
+    if metric not in METRICS:
+        raise ConfigError(f"{at('sweep_metric')}sweep metric {metric!r}: one of "
+                          f"{', '.join(METRICS)}")
+    if holdout is not None and not 0 < holdout < 1:
+        raise ConfigError(f"{at('sweep_holdout')}holdout {holdout!r}: a share of the queries, "
+                          "over 0 and under 1")
+    try:
+        points = grid(strategy, sizes, overlaps, root)
+    except ConfigError as e:
+        raise ConfigError(f"{at('sweep_strategy')}{e}") from None
+    try:
+        against_point = Point(against, register(against, root), 0, 0, 0.0) if against else None
+    except ConfigError as e:
+        raise ConfigError(f"{at('sweep_against')}{e}") from None
+    return points, against_point
+
+
 def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         retrievers: list[str], metric: str = DEFAULT_METRIC, holdout: float | None = None,
         against: str | None = None, progress: bool | None = None) -> Sweep:
     """Evaluate the grid in the session and judge it (module docstring)."""
-    if metric not in METRICS:
-        raise ConfigError(f"sweep metric {metric!r}: one of {', '.join(METRICS)}")
-    if holdout is not None and not 0 < holdout < 1:
-        raise ConfigError(f"holdout {holdout!r}: a share of the queries, over 0 and under 1")
-    root = session.config.root
-    points = grid(strategy, sizes, overlaps, root)
-    against_point = None
-    if against:
-        name = register(against, root)
-        against_point = Point(against, name, 0, 0, 0.0)
+    points, against_point = prepare(strategy, sizes, overlaps, metric=metric, holdout=holdout,
+                                    against=against, root=session.config.root)
     evaluation = session.evaluation
     specs = session.query_specs()
     if holdout:  # a set too small for the holdout is refused before any work
@@ -437,19 +456,6 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
 
 
 # -- what it says -------------------------------------------------------------------------------
-def pts(v: float) -> str:
-    return f"{v * 100:+.1f}"
-
-
-def versus_best(rec: dict) -> str:
-    """The recommendation's difference to the best, its (unadjusted) 95% interval and, when it
-    is not the best, the adjusted p-value that kept it in."""
-    if rec.get("p_holm") is None:
-        return "it is the best"
-    return (f"{pts(rec['diff'])} points vs the best [{pts(rec['low'])}, {pts(rec['high'])}] "
-            f"(95%; Holm-adjusted p {rec['p_holm']:.2f})")
-
-
 def against_line(v: Verdict) -> str | None:
     a = v.against
     if not a:

@@ -372,3 +372,18 @@ def test_in_a_browser_the_page_renders_and_its_table_sorts(swept, tmp_path):
     assert seen["first"] == sorted(seen["first"], reverse=True)
     assert seen["second"] == sorted(seen["first"])
     assert seen["names"] == sorted(seen["names"], reverse=True)
+
+
+def test_a_worker_of_its_own_makes_the_strategies_named_with_parameters(tmp_path):
+    from chunkeval import config
+    from chunkeval.executors import load_again
+    from chunkeval.session import Session
+    session = Session(config.load(root=tmp_path, command_line={
+        "corpus": str(tmp_path), "strategies": ["fixed(size=333, overlap=0.1)", "fixed-400"]}))
+    assert session.strategies == ["fixed-333-ov33", "fixed-400"]
+    assert ("strategy", "fixed(size=333, overlap=0.1)", str(tmp_path)) in session.modules
+    strategies.unregister("fixed-333-ov33")  # as a fresh process has it
+    with pytest.raises(LookupError):
+        strategies.registry.get("fixed-333-ov33")
+    load_again(session.modules)
+    assert strategies.registry.get("fixed-333-ov33").params["overlap"] == 33

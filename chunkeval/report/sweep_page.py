@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-from ..sweep import versus_best
 from .svg import _axes, _Frame, _nice_step, _pct_axis, _Svg, escape
 from .view import PALETTE
 
@@ -19,8 +18,18 @@ def _pct(v: float) -> str:
     return f"{v * 100:.1f}%"
 
 
-def _pts(v: float) -> str:
+def pts(v: float) -> str:
+    """A difference of shares in points, signed."""
     return f"{v * 100:+.1f}"
+
+
+def versus_best(rec: dict) -> str:
+    """The recommendation's difference to the best, its (unadjusted) 95% interval and, when it
+    is not the best, the adjusted p-value that kept it in."""
+    if rec.get("p_holm") is None:
+        return "it is the best"
+    return (f"{pts(rec['diff'])} points vs the best [{pts(rec['low'])}, {pts(rec['high'])}] "
+            f"(95%; Holm-adjusted p {rec['p_holm']:.2f})")
 
 
 def _ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
@@ -198,8 +207,8 @@ def _verdicts_html(data: dict) -> str:
                  escape(versus_best(rec)), f'{rec["chunks"]:,}', f'{rec["handed"]:,.0f}',
                  _pct(rec["cut_rate"])]
         if against:
-            cells.append(f'<b>{_pts(a["diff"])}</b> points [{_pts(a["low"])}, '
-                         f'{_pts(a["high"])}] vs <code>{escape(a["spec"])}</code>' if a else "")
+            cells.append(f'<b>{pts(a["diff"])}</b> points [{pts(a["low"])}, '
+                         f'{pts(a["high"])}] vs <code>{escape(a["spec"])}</code>' if a else "")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return ('<table id="verdicts"><thead><tr>'
             + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr></thead><tbody>\n"
