@@ -151,6 +151,13 @@ def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> l
                 args = {"size": size, "overlap": units, **fixed_args}
             spec = _call(head, args)
             name = register(spec, root)
+            if name in points and head not in strategy_params.FAMILIES \
+                    and points[name].spec != spec:
+                # a built-in's name is what it does (0.5 and 50 of 100 are one); another
+                # splitter that names itself so would hide every configuration but one
+                raise ConfigError(f"sweep strategy {strategy!r}: {points[name].spec} and "
+                                  f"{spec} are both named {name!r}; a swept splitter must "
+                                  "not set its own strategy_name")
             if name not in points:
                 points[name] = Point(spec, name, size, units, units / size)
     if not points:

@@ -159,6 +159,17 @@ def test_a_factory_is_called_with_its_parameters_and_named_after_them(tmp_path):
         strategies.load_splitter("sweepsplit:make(size=os.sep)", root)
 
 
+def test_a_factory_whose_splitters_share_one_name_is_refused(tmp_path):
+    root = factory_project(tmp_path / "project", textwrap.dedent('''
+        def named(size, overlap=0):
+            split = make(size, overlap)
+            split.strategy_name = "mine"
+            return split
+        '''))
+    with pytest.raises(ConfigError, match="are both named 'mine'"):
+        sweep.grid("sweepsplit:named", [200, 300], [0], root)
+
+
 # -- the grid and the statistics ------------------------------------------------------------------
 
 def test_sizes_and_overlaps_parse_as_ranges_lists_and_shares():
