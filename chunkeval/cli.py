@@ -196,7 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "test it against every other configuration (paired "
                                     "bootstrap, Holm-Bonferroni) and recommend the cheapest "
                                     "configuration it cannot be separated from. Settings also "
-                                    "in [tool.chunkeval.sweep].")
+                                    "in [tool.chunkeval.sweep]; retrievers default to bm25 "
+                                    "unless --retrievers or [tool.chunkeval] retrievers names "
+                                    "others.")
     config.add_options(sw, "sweep")
     sw.add_argument("--out", default=SWEEP_OUT, metavar="DIR",
                     help=f"where sweep.json, sweep.html and sweep.md go (default: {SWEEP_OUT})")

@@ -205,7 +205,7 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
     for s in SETTINGS:
         if command not in s.commands:
             continue
-        also = f"[tool.chunkeval] {s.name}"
+        also = f"[tool.chunkeval.{s.table}] {s.key}" if s.table else f"[tool.chunkeval] {s.name}"
         if s.kind == "bool":
             off = "turn off (default on): " if s.default else ""
             parser.add_argument(s.cli, dest=s.name, action="store_const", const=not s.default,
