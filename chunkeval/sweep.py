@@ -533,7 +533,7 @@ def markdown(sweep: Sweep) -> str:
     s = sweep.settings
     out = [f"## chunkeval sweep: {s['strategy']} on {sweep.corpus['name']}", "",
            f"{len(sweep.points)} configurations (sizes {s['sizes'][0]}–{s['sizes'][-1]}, "
-           f"overlaps {', '.join(map(str, s['overlaps']))}), retrievers "
+           f"overlaps {', '.join(f'{o:g}' for o in s['overlaps'])}), retrievers "
            f"{', '.join(s['retrievers'])}, top {s['k']}, budget {s['budget']}, metric "
            f"`{s['metric']}`" + (f", holdout {s['holdout']:g}" if s["holdout"] else "") + ".",
            ""]
