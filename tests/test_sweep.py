@@ -21,7 +21,6 @@ from chunkeval import strategies, sweep
 from chunkeval.cli import main
 from chunkeval.errors import ConfigError
 from chunkeval.stats import bootstrap_p, holm, paired_bootstrap
-from chunkeval.strategies import params
 from helpers import corpus_pages
 
 CHROMIUM = shutil.which("chromium")
