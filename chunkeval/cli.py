@@ -713,7 +713,7 @@ def _sweep(args) -> int:
     atomic_write(out / "sweep.md", sweep.markdown(result))
     atomic_write(out / "sweep.html", sweep_page.render(data, sweep.config_lines(result)))
     print(f"{len(result.points)} configurations x {len(retrievers)} retriever(s) x "
-          f"{len(session.query_specs())} query set(s)")
+          f"{len(result.settings['query_sets'])} query set(s)")
     for line in sweep.summary_lines(result):
         print(line)
     _report_failures_of(result.failures)

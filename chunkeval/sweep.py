@@ -365,6 +365,7 @@ class Sweep:
     against: dict[tuple[str, str], Row]
     failures: list[Failure]
     corpus: dict
+    refused: dict[str, str] = field(default_factory=dict)  # query set -> why it was left out
 
     def to_json(self) -> dict:
         configs = []
@@ -386,7 +387,7 @@ class Sweep:
         return {"format": FORMAT, "corpus": self.corpus, "settings": self.settings,
                 "grid": [p.to_json() for p in self.points], "query_ids": sets,
                 "configurations": configs, "verdicts": [v.to_json() for v in self.verdicts],
-                "failed": [f.to_json() for f in self.failures]}
+                "failed": [f.to_json() for f in self.failures], "refused": self.refused}
 
 
 def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: str,
@@ -423,10 +424,17 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
                                     against=against, root=session.config.root)
     evaluation = session.evaluation
     specs = session.query_specs()
-    if holdout:  # a set too small for the holdout is refused before any work
+    refused: dict[str, str] = {}
+    if holdout:  # a set too small for the holdout is left out before any work, saying why
         for spec in specs:
             qs = evaluation.query_set(spec)
-            split_queries([q.id for q in qs.queries], holdout, qs.name)
+            try:
+                split_queries([q.id for q in qs.queries], holdout, qs.name)
+            except ConfigError as e:
+                refused[qs.name] = str(e)
+        if len(refused) == len(specs):
+            raise ConfigError("; ".join(refused.values()))
+        specs = [q for q in specs if evaluation.query_set(q).name not in refused]
     names = [p.name for p in points]
     extra = [against_point.name] if against_point and against_point.name not in names else []
     found, failures = evaluate(evaluation, names + extra, retrievers, specs, progress)
@@ -459,7 +467,7 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
                 "holdout_seed": SEED, **s.to_json()}
     corpus = {"name": evaluation.corpus.name, "fingerprint": evaluation.corpus.fingerprint,
               "documents": len(evaluation.corpus)}
-    return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus)
+    return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus, refused)
 
 
 # -- what it says -------------------------------------------------------------------------------
@@ -473,7 +481,7 @@ def against_line(v: Verdict) -> str | None:
 
 def summary_lines(sweep: Sweep) -> list[str]:
     """The verdicts as a terminal (and sweep.md) says them, one block per retriever and set."""
-    out = []
+    out = [f"left out: {why}" for why in sweep.refused.values()]
     for v in sweep.verdicts:
         rec = v.recommendation
         held = (f", chosen on {v.chosen_on} queries, judged on {v.judged_on} held out"
@@ -536,7 +544,7 @@ def markdown(sweep: Sweep) -> str:
            f"overlaps {', '.join(f'{o:g}' for o in s['overlaps'])}), retrievers "
            f"{', '.join(s['retrievers'])}, top {s['k']}, budget {s['budget']}, metric "
            f"`{s['metric']}`" + (f", holdout {s['holdout']:g}" if s["holdout"] else "") + ".",
-           ""]
+           "", *[f"Left out: {why}.\n" for why in sweep.refused.values()]]
     for v in sweep.verdicts:
         rec = v.recommendation
         out += [f"### {v.retriever} on {v.query_set}, {v.metric}", "",

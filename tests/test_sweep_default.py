@@ -52,3 +52,16 @@ def test_recall_rises_with_size_at_top_k_and_bm25_peaks_below_800_under_the_budg
     budget = next(v for v in swept["verdicts"] if v["metric"] == "budget_recall")
     best = next(c for c in swept["configurations"] if c["strategy"] == budget["best"])
     assert best["size"] < 800
+
+
+def test_a_holdout_judges_on_a_quarter_and_leaves_out_a_set_too_small_for_it(
+        swept, tmp_path, capsys):
+    assert main(["sweep", "--strategy", "fixed", "--size", "400,800", "--retrievers", "bm25",
+                 "--holdout", "0.25", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "left out: holdout 0.25: query set 'faq-headings' has 114 queries, so 28 would " \
+           "be held out" in printed
+    data = json.loads((tmp_path / "sweep.json").read_text(encoding="utf-8"))
+    assert {(v["query_set"], v["queries"], v["chosen_on"], v["judged_on"])
+            for v in data["verdicts"]} == {("section-titles", 708, 531, 177)}
+    assert list(data["refused"]) == ["faq-headings"]

@@ -306,6 +306,7 @@ def render(data: dict, config_lines: list[str] | None = None) -> str:
             f"{escape(', '.join(s['retrievers']))}; top {s['k']}, budget {s['budget']:,}; "
             f"metric {escape(s['metric'])}"
             + (f"; holdout {s['holdout']:g}" if s.get("holdout") else "") + "</p>"]
+    body += [f"<p>Left out: {escape(why)}.</p>" for why in data.get("refused", {}).values()]
     body.append(_verdicts_html(data))
     if config_lines:
         body.append("<p>To adopt the recommendation:</p><pre>"
