@@ -231,9 +231,9 @@ def split_queries(ids: list[str], holdout: float | None, query_set: str
     return ~judged, judged
 
 
-def handed(result: Result, k: int, budget: int) -> tuple[float, float]:
-    """Mean length handed to the LLM per query: the top k, and what fits the budget (the
-    first chunk always taken)."""
+def handed_per_query(result: Result, k: int, budget: int) -> tuple[list[int], list[int]]:
+    """Each query's length handed to the LLM: the top k, and what fits the budget (the first
+    chunk always taken), from the lengths of its retrieved chunks."""
     at_k, in_budget = [], []
     for q in result.per_query:
         lengths = [r[3] for r in q.retrieved]
@@ -244,7 +244,13 @@ def handed(result: Result, k: int, budget: int) -> tuple[float, float]:
                 break
             total += n
         in_budget.append(total)
-    # rounded as sweep.json holds them, so that the cost order recomputes from it exactly
+    return at_k, in_budget
+
+
+def handed(result: Result, k: int, budget: int) -> tuple[float, float]:
+    """The means of handed_per_query, rounded as sweep.json holds them, so that the cost
+    order recomputes from it exactly."""
+    at_k, in_budget = handed_per_query(result, k, budget)
     return (round(float(np.mean(at_k)), 2) if at_k else 0.0,
             round(float(np.mean(in_budget)), 2) if in_budget else 0.0)
 
@@ -382,7 +388,10 @@ class Sweep:
                     "handed_at_k": r.handed_k, "handed_in_budget": r.handed_budget,
                     "per_query": {"coverage": [q.coverage for q in res.per_query],
                                   "budget_coverage": [q.budget_coverage
-                                                      for q in res.per_query]},
+                                                      for q in res.per_query],
+                                  **dict(zip(("handed_at_k", "handed_in_budget"),
+                                             handed_per_query(res, self.settings["k"],
+                                                              self.settings["budget"])))},
                     "reused": bool(res.reused)})
         return {"format": FORMAT, "corpus": self.corpus, "settings": self.settings,
                 "grid": [p.to_json() for p in self.points], "query_ids": sets,

@@ -217,6 +217,18 @@ def test_a_sweep_writes_its_three_files_and_its_numbers_are_those_of_run(swept):
             assert c["metrics"][m] == r["metrics"][m]
         assert c["chunks"]["count"] == r["chunks"]["count"]
         assert c["per_query"]["coverage"] == [q["coverage"] for q in r["per_query"]]
+        # what is handed: the top 5, and from the top while the total stays within 2,000
+        lengths = [[span[3] for span in q["retrieved"]] for q in r["per_query"]]
+        assert c["per_query"]["handed_at_k"] == [sum(n[:5]) for n in lengths]
+        budget = []
+        for n in lengths:
+            taken = n[:1]
+            for x in n[1:]:
+                if sum(taken) + x > 2000:
+                    break
+                taken.append(x)
+            budget.append(sum(taken))
+        assert c["per_query"]["handed_in_budget"] == budget
     assert "to adopt the recommendation:" in printed
     assert printed.rstrip().splitlines()[-1].startswith(("budget =", "#"))
 
@@ -249,6 +261,9 @@ def cost(c: dict, metric: str) -> tuple:
 def test_the_recommendation_is_as_good_as_the_best_and_nothing_cheaper_is(swept):
     _, data, _, _ = swept
     by = {(c["strategy"], c["retriever"]): c for c in data["configurations"]}
+    for c in data["configurations"]:  # the costs recompute from each query's
+        for key in ("handed_at_k", "handed_in_budget"):
+            assert c[key] == round(float(np.mean(c["per_query"][key])), 2)
     for v in data["verdicts"]:
         rec = v["recommendation"]["strategy"]
         tied = [v["best"], *v["inseparable"]]
