@@ -412,3 +412,36 @@ def test_a_worker_of_its_own_makes_the_strategies_named_with_parameters(tmp_path
         strategies.registry.get("fixed-333-ov33")
     load_again(session.modules)
     assert strategies.registry.get("fixed-333-ov33").params["overlap"] == 33
+
+
+def test_progress_counts_what_is_done_and_left_with_an_estimate(monkeypatch):
+    said = []
+
+    class Bar:
+        def __init__(self, label, total, enabled=None):
+            said.append(f"{label} of {total}")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def step(self, what=""):
+            said.append(what)
+
+    class Evaluation:  # the first task comes from the caches, the rest are evaluated
+        def stored_task(self, task, retrievers):
+            return ["stored"] if task[1] == "a" else None
+
+        def run_task(self, task, retrievers):
+            return ["made"]
+
+    monkeypatch.setattr(sweep, "Progress", Bar)
+    found, failures = sweep.evaluate(Evaluation(), ["a", "b", "c"], ["bm25"], ["qs"])
+    assert found == {("a", "bm25", "qs"): "stored", ("b", "bm25", "qs"): "made",
+                     ("c", "bm25", "qs"): "made"} and failures == []
+    assert said[0] == "sweep of 3"
+    assert said[1] == "a on qs (2 to go)"  # nothing evaluated yet: no estimate
+    assert re.fullmatch(r"b on qs \(1 to go, about \d+s left\)", said[2])
+    assert said[3] == "c on qs (0 to go)"
