@@ -14,7 +14,8 @@ result). Per retriever and query set, at the top k (recall_at_k) and under the b
   fewest chunks to index, then the fewest characters (units of `length`) handed to the LLM
   per query, then the lowest cut rate of tables and code.
 - with a holdout share, the queries are split once (seed 0): the best is chosen on the rest
-  and tested, and the recommendation judged, on the held-out queries only.
+  and tested, and the recommendation judged, on the held-out queries only; a query set
+  with fewer than MIN_HOLDOUT held out is left out with that reason (all of them: refused).
 - with `against` (the team's current splitter), the recommendation minus it, paired.
 
 Every number of the verdict recomputes from sweep.json, which holds each configuration's
