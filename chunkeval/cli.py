@@ -39,6 +39,7 @@ from .outside import load
 from .queries import build_default_query_sets, generate, imports
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import load_retriever
+from .retrieval import names as retrieval_names
 from .session import Session, read_results
 from .shard import merge
 
@@ -62,6 +63,7 @@ change is reused, not evaluated again (--no-result-cache: evaluate everything);
 
 EXAMPLE_MODULE = "chunking"
 DEFAULT_OUT = "chunkeval-results"
+SWEEP_OUT = "chunkeval-sweep"
 # The gate is calibrated on the built-in lexical retrievers unless others are named.
 CALIBRATION_RETRIEVERS = ("bm25", "lsa", "hybrid")
 
@@ -192,6 +194,21 @@ def build_parser() -> argparse.ArgumentParser:
                            "gate)")
     config.add_options(cmp_, "compare")
 
+    sw = sub.add_parser("sweep", help="which size and overlap: evaluate a grid of one strategy "
+                                      "family, test the best against the rest, recommend the "
+                                      "cheapest as good",
+                        description="Evaluate every size x overlap of one strategy, per "
+                                    "retriever and query set choose the best by the metric, "
+                                    "test it against every other configuration (paired "
+                                    "bootstrap, Holm-Bonferroni) and recommend the cheapest "
+                                    "configuration it cannot be separated from. Settings also "
+                                    "in [tool.chunkeval.sweep]; retrievers default to bm25 "
+                                    "unless --retrievers or [tool.chunkeval] retrievers names "
+                                    "others.")
+    config.add_options(sw, "sweep")
+    sw.add_argument("--out", default=SWEEP_OUT, metavar="DIR",
+                    help=f"where sweep.json, sweep.html and sweep.md go (default: {SWEEP_OUT})")
+
     cache_ = sub.add_parser(
         "cache", help="the caches (parsed corpora, downloaded packages, embeddings, chunks, "
                       "results, generated questions): their sizes, clear the embedding, chunk "
@@ -267,7 +284,7 @@ def _main(argv: list[str] | None) -> int:
         handler = {"corpus": _corpus_command, "queries": _queries_command,
                    "strategies": _strategies, "run": _run,
                    "compare": _compare, "cache": _cache, "calibrate": _calibrate,
-                   "merge": _merge, "export": _export}[args.command]
+                   "merge": _merge, "export": _export, "sweep": _sweep}[args.command]
         return handler(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
@@ -769,6 +786,52 @@ def _compare(args) -> int:
               f"{r.cut_rate.blocks} table/pre blocks), {c.count:,} chunks, mean length "
               f"{c.mean_len:,.0f}, longest {c.max_len:,}, {c.under_30} under 30")
     return 0
+
+
+# -- sweep ---------------------------------------------------------------------------------------
+
+
+def _sweep(args) -> int:
+    from . import sweep
+    from .report import sweep_page
+
+    session = _session(args)
+    cfg = session.config
+    out = _out_dir(args.out)
+    sizes = sweep.parse_sizes(cfg.sweep_size, cfg.where["sweep_size"])
+    overlaps = sweep.parse_overlaps(cfg.sweep_overlap, cfg.where["sweep_overlap"])
+    retrievers = list(cfg.retrievers) or ["bm25"]
+    retrievers = config.known([n for r in retrievers
+                               for n in (session.retrievers[r] if ":" in r else [r])],
+                              retrieval_names(all=True), cfg.where["retrievers"], "retriever")
+    against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
+    sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                  holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                  where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
+                         if cfg.sweep_against else cfg.where["splitters"]})
+    print(session.corpus_line, flush=True)
+    result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
+                       metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against)
+    out.mkdir(parents=True, exist_ok=True)
+    data = result.to_json()
+    atomic_write(out / "sweep.json", json.dumps(data, ensure_ascii=False) + "\n")
+    atomic_write(out / "sweep.md", sweep.markdown(result))
+    atomic_write(out / "sweep.html", sweep_page.render(data, sweep.config_lines(result)))
+    print(f"{len(result.points)} configurations x {len(retrievers)} retriever(s) x "
+          f"{len(result.settings['query_sets'])} query set(s)")
+    for line in sweep.summary_lines(result):
+        print(line)
+    _report_failures_of(result.failures)
+    print(f"wrote {out / 'sweep.json'}, {out / 'sweep.html'}, {out / 'sweep.md'}")
+    print("\nto adopt the recommendation:")
+    print("\n".join(sweep.config_lines(result)))
+    status = _report_problems(session.problems(), cfg.strict)
+    return 1 if result.failures else status
+
+
+def _report_failures_of(failures) -> None:
+    for f in failures:
+        print(f"chunkeval: {f.message}", file=sys.stderr)
 
 
 # -- calibrate -----------------------------------------------------------------------------------

@@ -36,13 +36,13 @@ from .strategies import REFERENCE
 
 SECTION = "[tool.chunkeval]"
 # The chunkeval commands that read a corpus and its query sets.
-EVALUATING = ("info", "run", "compare", "calibrate")
+EVALUATING = ("info", "run", "compare", "calibrate", "sweep")
 
 
 @dataclass(frozen=True)
 class Setting:
     name: str  # the key in [tool.chunkeval]; `chunkeval_<name>` in ini, --chunkeval-<name> in pytest
-    kind: str  # str | list | int | float | size | bool | path | paths
+    kind: str  # str | list | int | float | size | bool | path | paths | grid
     default: Any
     help: str
     cli: str | None = None  # the chunkeval commands' option, where they have one
@@ -50,6 +50,12 @@ class Setting:
     metavar: str | None = None
     adds: bool = False  # values from every place are joined, not overridden
     flag: bool = True  # has a pytest option; False: ini and [tool.chunkeval] only
+    table: str | None = None  # read from [tool.chunkeval.<table>] as `key`, not from ini
+
+    @property
+    def key(self) -> str:
+        """Its key in [tool.chunkeval] (or in its own table there)."""
+        return self.name.removeprefix(f"{self.table}_") if self.table else self.name
 
     @property
     def pytest_option(self) -> str:
@@ -96,21 +102,22 @@ SETTINGS: tuple[Setting, ...] = (
             "retrievers to search the chunks with: names (bm25, lsa, hybrid, use, hybrid-use) "
             "and MODULE:ATTR, comma-separated; default: every installed one (use and "
             "hybrid-use on three reference strategies only) and your outside retrievers",
-            cli="--retrievers", commands=("run", "calibrate", "cache"), metavar="NAMES"),
+            cli="--retrievers", commands=("run", "calibrate", "sweep", "cache"), metavar="NAMES"),
     Setting("outside_retrievers", "list", [],
             "your retrievers, as MODULE:ATTR (an embedding function texts -> array [n, d], or "
             "a Retriever), imported from the project root; they join the default set",
-            cli="--retriever", adds=True, commands=("run", "calibrate", "cache"),
+            cli="--retriever", adds=True, commands=("run", "calibrate", "sweep", "cache"),
             metavar="MODULE:ATTR"),
     Setting("analyzer", "str", DEFAULTS.analyzer,
             "BM25/LSA terms: auto (from the corpus's language), char2, word or word+stem",
-            cli="--analyzer", commands=("info", "run", "compare", "calibrate", "cache"),
+            cli="--analyzer", commands=("info", "run", "compare", "calibrate", "sweep",
+                                           "cache"),
             metavar="NAME"),
     Setting("k", "int", DEFAULTS.k, "chunks handed per query (Recall@k, doc hit@k)", cli="--k",
-            commands=("run",), metavar="K"),
+            commands=("run", "sweep"), metavar="K"),
     Setting("budget", "int", DEFAULTS.budget,
             "context budget for budget recall, in characters (or in the units of `length`)",
-            cli="--budget", commands=("run",), metavar="N"),
+            cli="--budget", commands=("run", "sweep"), metavar="N"),
     Setting("length", "str", DEFAULTS.length,
             "how chunk lengths and the context budget are measured: chars, or MODULE:ATTR, a "
             "callable text -> int such as a tokenizer's count", cli="--length",
@@ -133,7 +140,8 @@ SETTINGS: tuple[Setting, ...] = (
             cli="--min-effect", commands=("calibrate",), metavar="SHARE"),
     Setting("alpha", "float", TOLERANCE.alpha,
             "family-wise false-alarm level: the chance that a harmless change fails any of a "
-            "strategy's gated comparisons", cli="--alpha", commands=("calibrate",),
+            "strategy's gated comparisons (sweep: of the best against the others)",
+            cli="--alpha", commands=("calibrate", "sweep"),
             metavar="LEVEL"),
     Setting("gate", "list", list(TOLERANCE.gated),
             "gated metrics, under one family-wise bound; the others (mrr_at_k, ndcg_at_k) are "
@@ -155,11 +163,11 @@ SETTINGS: tuple[Setting, ...] = (
             "the same, and chunks of unchanged strategies (kept in the cache, least recently "
             "used dropped past $CHUNKEVAL_RESULTS_MB, default 1024, and $CHUNKEVAL_CHUNKS_MB, "
             "default 512); false: chunk and evaluate everything, store nothing",
-            cli="--no-result-cache", commands=("run", "compare", "calibrate")),
+            cli="--no-result-cache", commands=("run", "compare", "calibrate", "sweep")),
     Setting("cache", "bool", True,
             "use chunkeval's caches (parsed corpora, chunks of its own strategies, embeddings, "
             "results); false: compute everything and keep nothing, e.g. to check a verdict",
-            cli="--no-cache", commands=EVALUATING),
+            cli="--no-cache", commands=(*EVALUATING, "sweep")),
     Setting("shard", "str", None,
             "run only shard I of N (I/N, e.g. 2/4) of the strategy x query set work, split "
             "evenly by cost; `chunkeval merge` joins the shards' results", cli="--shard",
@@ -171,6 +179,30 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("items", "bool", True,
             "with a [tool.chunkeval] section, add chunkeval's own test items to the pytest run "
             "(false: only the tests you write with the fixtures)", flag=False),
+    # `chunkeval sweep`, [tool.chunkeval.sweep]
+    Setting("sweep_strategy", "str", "recursive",
+            "the strategy swept: a built-in family (fixed, recursive, structure), maybe with "
+            "fixed parameters (structure(prefix=true)), chonkie:Class, or your factory "
+            "MODULE:ATTR, called as ATTR(size=..., overlap=...)", cli="--strategy",
+            commands=("sweep",), metavar="SPEC", flag=False, table="sweep"),
+    Setting("sweep_size", "grid", "200:2000:200",
+            "sizes: START:STOP:STEP (STOP included), or a list", cli="--size",
+            commands=("sweep",), metavar="SIZES", flag=False, table="sweep"),
+    Setting("sweep_overlap", "grid", "0",
+            "overlaps: a value under 1 is a share of the size, 1 or more a count",
+            cli="--overlap", commands=("sweep",), metavar="OVERLAPS", flag=False, table="sweep"),
+    Setting("sweep_metric", "str", "budget_recall",
+            "the metric the best is chosen and judged by: budget_recall (under the budget) or "
+            "recall_at_k (top k)", cli="--metric", commands=("sweep",), metavar="METRIC",
+            flag=False, table="sweep"),
+    Setting("sweep_holdout", "float", None,
+            "choose on the rest and judge on this share of the queries (at least 30 of them)",
+            cli="--holdout", commands=("sweep",), metavar="SHARE", flag=False, table="sweep"),
+    Setting("sweep_against", "str", None,
+            "your current splitter (MODULE:ATTR, a factory with its parameters, or a built-in "
+            "name or spec), compared with the recommendation; default: the first of "
+            "`splitters`", cli="--against", commands=("sweep",), metavar="SPEC", flag=False,
+            table="sweep"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -181,7 +213,7 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
     for s in SETTINGS:
         if command not in s.commands:
             continue
-        also = f"[tool.chunkeval] {s.name}"
+        also = f"[tool.chunkeval.{s.table}] {s.key}" if s.table else f"[tool.chunkeval] {s.name}"
         if s.kind == "bool":
             off = "turn off (default on): " if s.default else ""
             parser.add_argument(s.cli, dest=s.name, action="store_const", const=not s.default,
@@ -258,10 +290,20 @@ def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
         root = pyproject.parent if pyproject is not None else Path.cwd()
     root = Path(root).resolve()
     section = read_section(pyproject)
-    unknown = sorted(set(section or ()) - set(BY_NAME))
+    plain = [s.name for s in SETTINGS if not s.table]
+    tables = {s.table for s in SETTINGS if s.table}
+    unknown = sorted(set(section or ()) - set(plain) - tables)
     if unknown:
         raise ConfigError(f"{pyproject} {SECTION}: unknown key(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(BY_NAME)}")
+                          f"known: {', '.join(plain)}")
+    for table in sorted(tables & set(section or ())):
+        keys = [s.key for s in SETTINGS if s.table == table]
+        if not isinstance(section[table], dict):
+            raise ConfigError(f"{pyproject} [tool.chunkeval.{table}]: must be a table")
+        unknown = sorted(set(section[table]) - set(keys))
+        if unknown:
+            raise ConfigError(f"{pyproject} [tool.chunkeval.{table}]: unknown key(s) "
+                              f"{', '.join(unknown)}; known: {', '.join(keys)}")
     values, where = {}, {}
     for s in SETTINGS:
         found = []  # (raw value, where, what relative paths are relative to)
@@ -269,9 +311,12 @@ def load(root: Path | None = None, command_line: dict[str, Any] | None = None,
         if _set(given):
             option = s.pytest_option if ini is not None or not s.cli else s.cli
             found.append((given, f"option {option}", Path.cwd()))
-        if ini is not None and _set(value := ini(s.ini)):
+        if ini is not None and not s.table and _set(value := ini(s.ini)):
             found.append((value, f"ini setting {s.ini}", root))
-        if section is not None and s.name in section:
+        if s.table and section is not None and s.key in section.get(s.table, {}):
+            found.append((section[s.table][s.key],
+                          f"{pyproject} [tool.chunkeval.{s.table}] {s.key}", root))
+        elif not s.table and section is not None and s.name in section:
             found.append((section[s.name], f"{pyproject} {SECTION} {s.name}", root))
         if not found:
             found.append((s.default, f"default {s.name}", root))
@@ -293,6 +338,12 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         raise ConfigError(f"{where}: expected {expected}, got {raw!r}")
 
     kind = s.kind
+    if kind == "grid":  # a sweep's sizes or overlaps: "100:2000:100", "0,0.1", or a list
+        items = raw if isinstance(raw, (list, tuple)) else [raw]
+        if not items or not all(isinstance(i, (str, int, float)) and not isinstance(i, bool)
+                                for i in items):
+            fail("a range START:STOP:STEP or a list of numbers")
+        return ",".join(str(i) for i in items)
     if kind in ("list", "paths"):
         items = [raw] if isinstance(raw, str) else raw
         if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
@@ -317,6 +368,8 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         if isinstance(raw, bool) or value < 1:
             fail("a whole number of at least 1")
         return value
+    if raw is None:
+        return None
     if kind in ("size", "float"):  # size: any positive number; float: a share, 0 to 1
         try:
             value = float(raw)
@@ -326,8 +379,6 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         if isinstance(raw, bool) or not math.isfinite(value) or not ok:
             fail("a positive number" if kind == "size" else "a number from 0 to 1")
         return value
-    if raw is None:
-        return None
     if not isinstance(raw, str) or not raw.strip():
         fail("a name or a path")
     return _path(raw, base) if kind == "path" else raw

@@ -193,7 +193,7 @@ class _Worker:
 def load_again(modules: tuple[tuple[str, str, str], ...]) -> None:
     """Import and register the project's modules in a process of their own."""
     loaders = {"splitter": strategies.load_splitter, "retriever": retrieval.load_retriever,
-               "length": _length}
+               "length": _length, "strategy": lambda spec, root: strategies.get(spec)}
     for what, spec, root in modules:
         loaders[what](spec, root)
 

@@ -70,7 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         elif s.flag:
             group.addoption(s.pytest_option, dest=_dest(s.name), default=None,
                             metavar=s.name.upper(), help=help)
-        parser.addini(s.ini, type="args" if listed else "string", default=None, help=s.help)
+        if not s.table:  # a table's keys ([tool.chunkeval.sweep]) are the CLI's alone
+            parser.addini(s.ini, type="args" if listed else "string", default=None,
+                          help=s.help)
     group.addoption("--splitter", action="append", default=[], metavar="MODULE:ATTR",
                     help="register an outside splitter (repeatable); the same as "
                          "--chunkeval-splitters")

@@ -134,20 +134,21 @@ class Session:
         cfg = self.config
         if cfg.strategies:
             chosen = [n for s in cfg.strategies for n in (self.splitters[s] if ":" in s else [s])]
-            self._resolve(chosen, "strategies")
+            chosen = self._resolve(chosen, "strategies")
             return known(dict.fromkeys(chosen), strategies.names(all=True),
                          cfg.where["strategies"], "strategy")
         if cfg.builtin_corpus:
             return strategies.names()
         own = [n for spec in cfg.splitters for n in self.splitters[spec]]
-        self._resolve(cfg.reference, "reference")
-        reference = known(cfg.reference, strategies.names(all=True), cfg.where["reference"],
-                          "strategy")
+        reference = known(self._resolve(cfg.reference, "reference"), strategies.names(all=True),
+                          cfg.where["reference"], "strategy")
         return list(dict.fromkeys([*own, *reference]))
 
-    def _resolve(self, names, key: str) -> None:
+    def _resolve(self, names, key: str) -> list[str]:
+        """The names, those with parameters (`fixed(size=300)`) as the names they register."""
         try:
             strategies.resolve(names)
+            return [strategies.canonical(n) for n in names]
         except ConfigError as e:
             raise ConfigError(f"{self.config.where[key]}: {e}") from None
 
@@ -169,8 +170,12 @@ class Session:
         worker process that does not inherit this one's memory imports again."""
         root = str(self.config.root)
         length = () if self.config.length == "chars" else (("length", self.config.length, root),)
+        # a built-in named with parameters is made anew there, under the same name
+        specs = [s for s in (*self.config.strategies, *self.config.reference)
+                 if strategies.params.is_spec(s)]
         return (*(("splitter", spec, root) for spec in self.splitters),
-                *(("retriever", spec, root) for spec in self.retrievers), *length)
+                *(("retriever", spec, root) for spec in self.retrievers), *length,
+                *(("strategy", spec, root) for spec in specs))
 
     def _settings(self) -> Settings:
         cfg = self.config

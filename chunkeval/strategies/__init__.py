@@ -7,7 +7,7 @@ import dataclasses
 from typing import Iterable
 
 from ..retrieval import registry as retrievers
-from . import registry, sized
+from . import params, registry, sized
 from .defaults import FEW, MATRIX, NAMED_ONLY, REFERENCE
 from .registry import (Strategy, Unit, all_strategies, is_builtin, load_splitter, names,
                        register, unregister)
@@ -27,13 +27,21 @@ for _strategy in NAMED_ONLY:
 
 def get(name: str) -> Strategy:
     """The strategy registered as `name`; a name sized by the configured length
-    (fixed-400t, see sized.py) is made on first use."""
+    (fixed-400t, see sized.py) or a spec with parameters (`fixed(size=300, overlap=0.1)`, see
+    params.py) is made on first use."""
     try:
         return registry.get(name)
     except LookupError:
-        if sized.make(name) is None:
+        made = params.make(name) if params.is_spec(name) else sized.make(name)
+        if made is None:
             raise
-    return registry.get(name)
+        return made
+
+
+def canonical(name: str) -> str:
+    """The registered name of `name`: a spec's strategy's name (made on the way), else
+    `name` itself."""
+    return params.name_of(name) if params.is_spec(name) and get(name) else name
 
 
 def resolve(chosen: Iterable[str]) -> None:
@@ -47,5 +55,5 @@ def resolve(chosen: Iterable[str]) -> None:
 
 
 __all__ = ["FEW", "MATRIX", "NAMED_ONLY", "REFERENCE", "Strategy", "Unit", "all_strategies",
-           "get", "is_builtin", "load_splitter", "names", "register", "resolve", "size_by",
-           "unregister"]
+           "canonical", "get", "is_builtin", "load_splitter", "names", "register", "resolve",
+           "size_by", "unregister"]

@@ -16,6 +16,7 @@ from .. import outside
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 from .chonkie_specs import chonkie_splitter, is_spec
+from .specs import call_spec, factory_name
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,21 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
     family is "structure" or "prefix"). Re-loading the same spec is harmless.
 
     "chonkie:Class(key=value, ...)" names one of chonkie's chunkers instead (chonkie_specs).
+    "module:factory(key=value, ...)" names a factory: it is called with those arguments
+    (literals, params.call_spec) and what it returns is the splitter, named after the factory
+    and its arguments unless it names itself, with the arguments among its params.
     """
-    obj: Any = chonkie_splitter(spec) if is_spec(spec) else outside.load(spec, "splitter", root)
-    attr = spec.partition(":")[2]
+    made_with: dict[str, Any] | None = None
+    if is_spec(spec):
+        obj: Any = chonkie_splitter(spec)
+    else:
+        target, made_with = call_spec(spec, "splitter")
+        obj = outside.load(target, "splitter", root)
+        if "(" in spec:
+            obj = _made(spec, obj, made_with)
+        else:
+            made_with = None
+    attr = spec.partition(":")[2].partition("(")[0].strip()
     if isinstance(obj, Strategy):
         found = [obj]
     elif callable(obj):
@@ -131,7 +144,11 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
         params = getattr(obj, "params", {}) or {}
         if not isinstance(params, dict):
             raise ConfigError(f"splitter {spec!r}: params {params!r} is not a dict")
-        found = [Strategy(name=getattr(obj, "strategy_name", attr.rsplit(".", 1)[-1]),
+        default_name = attr.rsplit(".", 1)[-1]
+        if made_with is not None:
+            params = {**made_with, **params}
+            default_name = factory_name(attr, made_with)
+        found = [Strategy(name=getattr(obj, "strategy_name", default_name),
                           family=family, split=obj, params=dict(params),
                           slices=bool(getattr(obj, "slices", True)),
                           keeps_structure=bool(getattr(obj, "keeps_structure",
@@ -151,3 +168,16 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
         except ConfigError as e:
             raise ConfigError(f"splitter {spec!r}: {e}") from None
     return found
+
+
+def _made(spec: str, factory: Any, kwargs: dict[str, Any]) -> Any:
+    """What a splitter factory returns for `kwargs`; ConfigError naming the spec when it is
+    not callable or refuses them (a bad parameter is the factory's to name)."""
+    if not callable(factory):
+        raise ConfigError(f"splitter {spec!r}: {spec.partition('(')[0]!r} is not callable, so "
+                          "it cannot be given parameters")
+    try:
+        return factory(**kwargs)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"splitter {spec!r}: the factory refused its parameters: "
+                          f"{type(e).__name__}: {e}") from None

@@ -1,0 +1,586 @@
+"""`chunkeval sweep`: which size and overlap, for this corpus and this retriever.
+
+A grid of configurations of one strategy family (sizes x overlaps) is evaluated with the
+session's evaluation, every configuration through the result cache (equal chunks: one
+result). Per retriever and query set, at the top k (recall_at_k) and under the budget
+(budget_recall), the chosen metric first:
+
+- the best configuration by its mean is tested against every other one, each a one-sided
+  paired bootstrap (`stats.bootstrap_p`), Holm-Bonferroni over those comparisons at the
+  configured `alpha`. A configuration whose adjusted p-value stays at or above alpha cannot
+  be separated from the best; the verdict is "confirmed" when there is none, else "no clear
+  winner" with them listed.
+- the recommendation: of the best and those it cannot be separated from, the cheapest:
+  fewest chunks to index, then the fewest characters (units of `length`) handed to the LLM
+  per query, then the lowest cut rate of tables and code.
+- with a holdout share, the queries are split once (seed 0): the best is chosen on the rest
+  and tested, and the recommendation judged, on the held-out queries only; a query set
+  with fewer than MIN_HOLDOUT held out is left out with that reason (all of them: refused).
+- with `against` (the team's current splitter), the recommendation minus it, paired.
+
+Every number of the verdict recomputes from sweep.json, which holds each configuration's
+per-query series.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import strategies
+from .errors import ConfigError
+from .progress import Progress
+from .results import Failure, Result
+from .report.sweep_page import pts, versus_best
+from .stats import bootstrap_p, holm, paired_bootstrap
+from .strategies import params as strategy_params
+from .strategies.specs import call_spec
+
+FILES = ("sweep.json", "sweep.html", "sweep.md")
+METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
+DEFAULT_METRIC = "budget_recall"
+MIN_HOLDOUT = 30  # fewer held-out queries cannot carry a verdict
+SEED = 0
+FORMAT = 1
+
+
+# -- the grid -----------------------------------------------------------------------------------
+def parse_sizes(text: str, where: str = "--size") -> list[int]:
+    """"100:2000:100" (start:stop:step, stop included), "200,400,800", or both mixed."""
+    sizes: list[int] = []
+    for part in [p.strip() for p in str(text).split(",") if p.strip()]:
+        try:
+            if ":" in part:
+                bits = [int(b) for b in part.split(":")]
+                if len(bits) not in (2, 3):
+                    raise ValueError
+                start, stop, step = bits if len(bits) == 3 else (*bits, 100)
+                if step < 1 or stop < start:
+                    raise ValueError
+                sizes += list(range(start, stop + 1, step))
+            else:
+                sizes.append(int(part))
+        except ValueError:
+            raise ConfigError(f"{where}: {part!r} is not a size, a list of sizes or "
+                              "START:STOP:STEP of whole numbers") from None
+    bad = [s for s in sizes if s < 1]
+    if not sizes or bad:
+        raise ConfigError(f"{where}: sizes must be whole numbers of at least 1, got {text!r}")
+    return list(dict.fromkeys(sizes))
+
+
+def parse_overlaps(text: str, where: str = "--overlap") -> list[float]:
+    """"0,0.1,0.2": a value under 1 is a share of the size, 1 or more a count."""
+    out: list[float] = []
+    for part in [p.strip() for p in str(text).split(",") if p.strip()]:
+        try:
+            v = float(part)
+        except ValueError:
+            raise ConfigError(f"{where}: {part!r} is not a number") from None
+        if v < 0 or (v >= 1 and not v.is_integer()):
+            raise ConfigError(f"{where}: {part!r}: an overlap is a share from 0 to under 1, "
+                              "or a whole count")
+        out.append(int(v) if v >= 1 else v)
+    return list(dict.fromkeys(out)) or [0]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration of the grid: the spec that makes it and the name it registers."""
+
+    spec: str
+    name: str
+    size: int
+    overlap: int  # in the size's units
+    share: float  # overlap / size
+
+    def to_json(self) -> dict:
+        return {"spec": self.spec, "strategy": self.name, "size": self.size,
+                "overlap": self.overlap, "share": round(self.share, 4)}
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _call(head: str, kwargs: dict[str, Any]) -> str:
+    return f"{head}({', '.join(f'{k}={_literal(v)}' for k, v in kwargs.items())})"
+
+
+def _units(size: int, overlap: float) -> int:
+    return int(round(size * overlap)) if overlap < 1 else int(overlap)
+
+
+def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> list[Point]:
+    """The configurations of `strategy` (a built-in family, `chonkie:Class` or a project's
+    factory `module:attr`, each maybe with fixed parameters) at every size and overlap,
+    registered. A family without an overlap takes only 0; an overlap of a size or more is
+    left out of the grid (it would never advance)."""
+    head, fixed_args = call_spec(strategy, "sweep strategy")
+    for k in ("size", "overlap", "chunk_size", "chunk_overlap"):
+        if k in fixed_args:
+            raise ConfigError(f"sweep strategy {strategy!r}: parameter {k!r} is the grid's "
+                              "(--size, --overlap), not the strategy's")
+    if head in strategy_params.FAMILIES:
+        takes = strategy_params.FAMILIES[head]
+        if "size" not in takes:
+            raise ConfigError(f"sweep strategy {strategy!r}: {head} has no size to sweep")
+        if "overlap" not in takes and any(overlaps):
+            raise ConfigError(f"sweep strategy {strategy!r}: parameter 'overlap': {head} "
+                              "has none; sweep it with --overlap 0")
+    elif ":" not in head:
+        raise ConfigError(f"sweep strategy {strategy!r}: expected a built-in family "
+                          f"({', '.join(strategy_params.FAMILIES)}), chonkie:Class or "
+                          "module:factory")
+    points: dict[str, Point] = {}
+    for size in sizes:
+        for ov in overlaps:
+            units = _units(size, ov)
+            if units >= size:
+                continue
+            if head.startswith("chonkie:"):
+                args = {**fixed_args, "chunk_size": size} | (
+                    {"chunk_overlap": units} if units else {})
+            elif head in strategy_params.FAMILIES:
+                args = {"size": size} | ({"overlap": units} if units else {}) | fixed_args
+            else:
+                args = {"size": size, "overlap": units, **fixed_args}
+            spec = _call(head, args)
+            name = register(spec, root)
+            if name in points and head not in strategy_params.FAMILIES \
+                    and points[name].spec != spec:
+                # a built-in's name is what it does (0.5 and 50 of 100 are one); another
+                # splitter that names itself so would hide every configuration but one
+                raise ConfigError(f"sweep strategy {strategy!r}: {points[name].spec} and "
+                                  f"{spec} are both named {name!r}; a swept splitter must "
+                                  "not set its own strategy_name")
+            if name not in points:
+                points[name] = Point(spec, name, size, units, units / size)
+    if not points:
+        raise ConfigError(f"sweep of {strategy!r}: no configuration (every overlap is as "
+                          "large as its size)")
+    return list(points.values())
+
+
+def register(spec: str, root=None) -> str:
+    """The registered name of a built-in spec, a chonkie spec or a factory spec."""
+    if strategy_params.is_spec(spec):
+        return strategies.canonical(spec)
+    if ":" in spec:
+        found = strategies.load_splitter(spec, root)
+        if len(found) != 1:
+            raise ConfigError(f"splitter {spec!r}: makes {len(found)} strategies; a sweep "
+                              "needs one per configuration")
+        return found[0].name
+    strategies.get(spec)  # a plain name: known or UnknownName
+    return spec
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+def evaluate(evaluation, names: list[str], retrievers: list[str], specs: list[str],
+             progress: bool | None = None) -> tuple[dict, list[Failure]]:
+    """(strategy, retriever, query set spec) -> Result for every configuration; what the
+    caches hold is read, the rest evaluated, with configurations done, remaining and an
+    estimate of the time left."""
+    results: dict[tuple[str, str, str], Result] = {}
+    failures: list[Failure] = []
+    tasks = [(spec, name) for spec in specs for name in names]
+    started, evaluated = time.monotonic(), 0
+    with Progress("sweep", len(tasks), enabled=progress) as bar:
+        for i, task in enumerate(tasks):
+            stored = evaluation.stored_task(task, retrievers)
+            if stored is None:
+                stored = evaluation.run_task(task, retrievers)
+                evaluated += 1
+            for r, out in zip(retrievers, stored):
+                if isinstance(out, Failure):
+                    failures.append(out)
+                else:
+                    results[(task[1], r, task[0])] = out
+            left = len(tasks) - i - 1
+            rate = (time.monotonic() - started) / max(1, evaluated)
+            eta = f", about {_duration(rate * left)} left" if evaluated and left else ""
+            bar.step(f"{task[1]} on {task[0]} ({left} to go{eta})")
+    return results, failures
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f}s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+# -- the verdict --------------------------------------------------------------------------------
+def split_queries(ids: list[str], holdout: float | None, query_set: str
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(selection, judged) masks over the queries: both all of them without a holdout; else a
+    seeded split, refused when the held-out part is under MIN_HOLDOUT queries."""
+    n = len(ids)
+    every = np.ones(n, dtype=bool)
+    if not holdout:
+        return every, every
+    held = int(round(n * holdout))
+    if held < MIN_HOLDOUT or n - held < 1:
+        raise ConfigError(f"holdout {holdout:g}: query set {query_set!r} has {n} queries, so "
+                          f"{held} would be held out; a verdict needs at least {MIN_HOLDOUT} "
+                          "held-out queries and some left to choose on")
+    judged = np.zeros(n, dtype=bool)
+    judged[np.random.default_rng(SEED).permutation(n)[:held]] = True
+    return ~judged, judged
+
+
+def handed_per_query(result: Result, k: int, budget: int) -> tuple[list[int], list[int]]:
+    """Each query's length handed to the LLM: the top k, and what fits the budget (the first
+    chunk always taken), from the lengths of its retrieved chunks."""
+    at_k, in_budget = [], []
+    for q in result.per_query:
+        lengths = [r[3] for r in q.retrieved]
+        at_k.append(sum(lengths[:k]))
+        total = 0
+        for j, n in enumerate(lengths):
+            if j and total + n > budget:
+                break
+            total += n
+        in_budget.append(total)
+    return at_k, in_budget
+
+
+def handed(result: Result, k: int, budget: int) -> tuple[float, float]:
+    """The means of handed_per_query, rounded as sweep.json holds them, so that the cost
+    order recomputes from it exactly."""
+    at_k, in_budget = handed_per_query(result, k, budget)
+    return (round(float(np.mean(at_k)), 2) if at_k else 0.0,
+            round(float(np.mean(in_budget)), 2) if in_budget else 0.0)
+
+
+@dataclass
+class Row:
+    """One configuration with one retriever on one query set: its series and its costs."""
+
+    point: Point
+    result: Result
+    handed_k: float
+    handed_budget: float
+
+    @property
+    def chunks(self) -> int:
+        return self.result.chunks.count
+
+    @property
+    def cut(self) -> float:
+        return self.result.cut_rate.value
+
+    def series(self, metric: str) -> np.ndarray:
+        return np.array([getattr(q, METRICS[metric]) for q in self.result.per_query])
+
+    def cost(self, metric: str) -> tuple[float, float, float]:
+        hand = self.handed_k if metric == "recall_at_k" else self.handed_budget
+        return (self.chunks, hand, self.cut)
+
+
+@dataclass
+class Verdict:
+    retriever: str
+    query_set: str
+    metric: str
+    queries: int
+    chosen_on: int
+    judged_on: int
+    best: str
+    best_value: float
+    alpha: float
+    comparisons: list[dict] = field(default_factory=list)
+    inseparable: list[str] = field(default_factory=list)
+    recommendation: dict = field(default_factory=dict)
+    against: dict | None = None
+
+    @property
+    def word(self) -> str:
+        return "confirmed" if not self.inseparable else "no clear winner"
+
+    def to_json(self) -> dict:
+        return {"retriever": self.retriever, "query_set": self.query_set, "metric": self.metric,
+                "queries": self.queries, "chosen_on": self.chosen_on,
+                "judged_on": self.judged_on, "best": self.best,
+                "best_value": self.best_value, "alpha": self.alpha, "verdict": self.word,
+                "tested": len(self.comparisons), "inseparable": self.inseparable,
+                "comparisons": self.comparisons, "recommendation": self.recommendation,
+                "against": self.against}
+
+
+def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
+          retriever: str, query_set: str, against: Row | None = None) -> Verdict:
+    """The verdict on one retriever and query set (module docstring)."""
+    ids = [q.id for q in rows[0].result.per_query]
+    for r in rows[1:]:
+        if [q.id for q in r.result.per_query] != ids:
+            raise ConfigError(f"{r.point.name}: not measured on the same queries of "
+                              f"{query_set!r} as {rows[0].point.name}")
+    chosen, judged = split_queries(ids, holdout, query_set)
+    series = {r.point.name: r.series(metric) for r in rows}
+    # ties on the mean: the cheaper configuration is the best
+    best = max(rows, key=lambda r: (float(series[r.point.name][chosen].mean()),
+                                    tuple(-c for c in r.cost(metric))))
+    b = series[best.point.name][judged]
+    others = [r for r in rows if r is not best]
+    ps = [bootstrap_p(b, series[r.point.name][judged]) for r in others]
+    adjusted = holm(ps)
+    comparisons, inseparable = [], []
+    for r, p, ph in zip(others, ps, adjusted):
+        ci = paired_bootstrap(series[r.point.name][judged], b)
+        separable = ph < alpha
+        comparisons.append({"strategy": r.point.name, "mean": float(series[r.point.name]
+                                                                     [judged].mean()),
+                            "diff": ci.diff, "low": ci.low, "high": ci.high, "p": p,
+                            "p_holm": ph, "separable": separable})
+        if not separable:
+            inseparable.append(r.point.name)
+    candidates = [best] + [r for r in others if r.point.name in inseparable]
+    rec = min(candidates, key=lambda r: r.cost(metric))
+    ci = paired_bootstrap(series[rec.point.name][judged], b)
+    rec_p = next((c["p_holm"] for c in comparisons if c["strategy"] == rec.point.name), None)
+    chunks, hand, cut = rec.cost(metric)
+    verdict = Verdict(retriever, query_set, metric, len(ids), int(chosen.sum()),
+                      int(judged.sum()), best.point.name, float(b.mean()), alpha,
+                      comparisons, inseparable,
+                      {"strategy": rec.point.name, "spec": rec.point.spec,
+                       "mean": float(series[rec.point.name][judged].mean()),
+                       "diff": ci.diff, "low": ci.low, "high": ci.high, "p_holm": rec_p,
+                       "chunks": chunks, "handed": hand, "cut_rate": cut})
+    if against is not None:
+        a = against.series(metric)
+        if [q.id for q in against.result.per_query] != ids:
+            raise ConfigError(f"{against.point.name}: not measured on the same queries of "
+                              f"{query_set!r}")
+        ci = paired_bootstrap(series[rec.point.name][judged], a[judged])
+        verdict.against = {"strategy": against.point.name, "spec": against.point.spec,
+                           "mean": float(a[judged].mean()), "diff": ci.diff, "low": ci.low,
+                           "high": ci.high, "shows_difference": ci.shows_difference}
+    return verdict
+
+
+# -- the whole sweep ----------------------------------------------------------------------------
+@dataclass
+class Sweep:
+    settings: dict
+    points: list[Point]
+    rows: dict[tuple[str, str], list[Row]]  # (retriever, query set name) -> rows
+    verdicts: list[Verdict]
+    against: dict[tuple[str, str], Row]
+    failures: list[Failure]
+    corpus: dict
+    refused: dict[str, str] = field(default_factory=dict)  # query set -> why it was left out
+
+    def to_json(self) -> dict:
+        configs = []
+        sets: dict[str, list[str]] = {}
+        for (ret, qs), rows in self.rows.items():
+            sets.setdefault(qs, [q.id for q in rows[0].result.per_query])
+            for r in rows + ([self.against[(ret, qs)]] if (ret, qs) in self.against else []):
+                res = r.result
+                configs.append({
+                    **r.point.to_json(), "retriever": ret, "query_set": qs,
+                    "against": r is self.against.get((ret, qs)),
+                    "metrics": {m: s.to_json() for m, s in res.metrics.items()},
+                    "cut_rate": res.cut_rate.to_json(), "chunks": res.chunks.to_json(),
+                    "handed_at_k": r.handed_k, "handed_in_budget": r.handed_budget,
+                    "per_query": {"coverage": [q.coverage for q in res.per_query],
+                                  "budget_coverage": [q.budget_coverage
+                                                      for q in res.per_query],
+                                  **dict(zip(("handed_at_k", "handed_in_budget"),
+                                             handed_per_query(res, self.settings["k"],
+                                                              self.settings["budget"])))},
+                    "reused": bool(res.reused)})
+        return {"format": FORMAT, "corpus": self.corpus, "settings": self.settings,
+                "grid": [p.to_json() for p in self.points], "query_ids": sets,
+                "configurations": configs, "verdicts": [v.to_json() for v in self.verdicts],
+                "failed": [f.to_json() for f in self.failures], "refused": self.refused}
+
+
+def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: str,
+            holdout: float | None, against: str | None, root=None, where: dict | None = None
+            ) -> tuple[list[Point], Point | None]:
+    """The grid's configurations and the team's splitter, registered, with the settings
+    checked: what can be wrong is said before the corpus is read, with where it was given
+    (`where`: setting -> place, as config.Config has it)."""
+    def at(key: str) -> str:
+        return f"{where[key]}: " if where and key in where else ""
+
+    if metric not in METRICS:
+        raise ConfigError(f"{at('sweep_metric')}sweep metric {metric!r}: one of "
+                          f"{', '.join(METRICS)}")
+    if holdout is not None and not 0 < holdout < 1:
+        raise ConfigError(f"{at('sweep_holdout')}holdout {holdout!r}: a share of the queries, "
+                          "over 0 and under 1")
+    try:
+        points = grid(strategy, sizes, overlaps, root)
+    except ConfigError as e:
+        raise ConfigError(f"{at('sweep_strategy')}{e}") from None
+    try:
+        against_point = Point(against, register(against, root), 0, 0, 0.0) if against else None
+    except ConfigError as e:
+        raise ConfigError(f"{at('sweep_against')}{e}") from None
+    return points, against_point
+
+
+def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
+        retrievers: list[str], metric: str = DEFAULT_METRIC, holdout: float | None = None,
+        against: str | None = None, progress: bool | None = None) -> Sweep:
+    """Evaluate the grid in the session and judge it (module docstring)."""
+    points, against_point = prepare(strategy, sizes, overlaps, metric=metric, holdout=holdout,
+                                    against=against, root=session.config.root)
+    evaluation = session.evaluation
+    specs = session.query_specs()
+    refused: dict[str, str] = {}
+    if holdout:  # a set too small for the holdout is left out before any work, saying why
+        for spec in specs:
+            qs = evaluation.query_set(spec)
+            try:
+                split_queries([q.id for q in qs.queries], holdout, qs.name)
+            except ConfigError as e:
+                refused[qs.name] = str(e)
+        if len(refused) == len(specs):
+            raise ConfigError("; ".join(refused.values()))
+        specs = [q for q in specs if evaluation.query_set(q).name not in refused]
+    names = [p.name for p in points]
+    extra = [against_point.name] if against_point and against_point.name not in names else []
+    found, failures = evaluate(evaluation, names + extra, retrievers, specs, progress)
+    s = evaluation.settings
+    by_name = {p.name: p for p in points}
+    rows: dict[tuple[str, str], list[Row]] = {}
+    against_rows: dict[tuple[str, str], Row] = {}
+    verdicts = []
+    for spec in specs:
+        qs_name = evaluation.query_set(spec).name
+        for ret in retrievers:
+            here = [Row(by_name[n], res, *handed(res, s.k, s.budget))
+                    for n in names if (res := found.get((n, ret, spec))) is not None]
+            if not here:
+                continue
+            rows[(ret, qs_name)] = here
+            a_row = None
+            if against_point and (res := found.get((against_point.name, ret, spec))):
+                a_row = Row(by_name.get(against_point.name, against_point), res,
+                            *handed(res, s.k, s.budget))
+                if against_point.name not in by_name:
+                    against_rows[(ret, qs_name)] = a_row
+            for m in (metric, *[m for m in METRICS if m != metric]):
+                verdicts.append(judge(here, m, session.config.alpha, holdout, ret, qs_name,
+                                      a_row))
+    settings = {"strategy": strategy, "sizes": sizes, "overlaps": overlaps,
+                "retrievers": retrievers, "query_sets": specs, "metric": metric,
+                "holdout": holdout, "against": against, "alpha": session.config.alpha,
+                "bootstrap": {"resamples": 2000, "seed": 0, "p": "one-sided, (1+count)/(1+B)"},
+                "holdout_seed": SEED, **s.to_json()}
+    corpus = {"name": evaluation.corpus.name, "fingerprint": evaluation.corpus.fingerprint,
+              "documents": len(evaluation.corpus)}
+    return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus, refused)
+
+
+# -- what it says -------------------------------------------------------------------------------
+def against_line(v: Verdict) -> str | None:
+    a = v.against
+    if not a:
+        return None
+    return (f"{v.recommendation['spec']} vs {a['spec']}: {pts(a['diff'])} points "
+            f"[{pts(a['low'])}, {pts(a['high'])}]")
+
+
+def summary_lines(sweep: Sweep) -> list[str]:
+    """The verdicts as a terminal (and sweep.md) says them, one block per retriever and set."""
+    out = [f"left out: {why}" for why in sweep.refused.values()]
+    for v in sweep.verdicts:
+        rec = v.recommendation
+        held = (f", chosen on {v.chosen_on} queries, judged on {v.judged_on} held out"
+                if v.chosen_on != v.judged_on else f", {v.queries} queries")
+        out.append(f"{v.retriever} on {v.query_set} ({v.metric}{held}):")
+        out.append(f"  best {v.best} {v.best_value * 100:.1f}%: {v.word} "
+                   f"(tested against {len(v.comparisons)} others, Holm at alpha {v.alpha:g})")
+        if v.inseparable:
+            shown = ", ".join(v.inseparable[:12]) + (" …" if len(v.inseparable) > 12 else "")
+            out.append(f"  not separable from it: {shown}")
+        out.append(f"  recommended: {rec['spec']} = {rec['strategy']} ({rec['chunks']:,} "
+                   f"chunks, {rec['handed']:,.0f} handed per query, cut rate "
+                   f"{rec['cut_rate'] * 100:.1f}%): {versus_best(rec)}")
+        if (line := against_line(v)):
+            out.append(f"  {line}")
+    return out
+
+
+def config_lines(sweep: Sweep) -> list[str]:
+    """The [tool.chunkeval] lines that adopt a recommendation (by the chosen metric, for the
+    first retriever on the largest query set); a factory given as `against` gets the
+    recommended size and overlap."""
+    if not sweep.verdicts:
+        return []
+    first = sweep.verdicts[0]
+    # the first retriever's verdict by the chosen metric on the largest query set: the one
+    # with the most evidence
+    v = max((x for x in sweep.verdicts
+             if x.retriever == first.retriever and x.metric == first.metric),
+            key=lambda x: x.queries)
+    point = next(p for p in sweep.points if p.name == v.recommendation["strategy"])
+    s = sweep.settings
+    lines = ["[tool.chunkeval]"]
+    against = s.get("against") or ""
+    head = against.partition("(")[0]
+    if ":" in head and not head.startswith("chonkie:") and "(" in against:
+        _, given = call_spec(against, "splitter")
+        given.update(size=point.size, overlap=point.overlap)
+        lines.append(f'splitters = ["{_call(head, given)}"]  # your factory, at the '
+                     "recommended size and overlap")
+    elif ":" in point.spec:
+        lines.append(f'splitters = ["{point.spec}"]')
+    else:
+        lines.append(f'strategies = ["{point.spec}"]  # = {point.name}')
+    rets = ", ".join(f'"{r}"' for r in s["retrievers"])
+    lines += [f"retrievers = [{rets}]", f"k = {s['k']}", f"budget = {s['budget']}"]
+    differ = {x.recommendation["strategy"] for x in sweep.verdicts
+              if x.metric == v.metric} - {point.name}
+    if differ:
+        lines.append(f"# chosen by {v.metric} for {v.retriever} on {v.query_set}; other "
+                     f"retrievers or query sets recommend {', '.join(sorted(differ))} (see "
+                     "above)")
+    return lines
+
+
+def markdown(sweep: Sweep) -> str:
+    s = sweep.settings
+    out = [f"## chunkeval sweep: {s['strategy']} on {sweep.corpus['name']}", "",
+           f"{len(sweep.points)} configurations (sizes {s['sizes'][0]}–{s['sizes'][-1]}, "
+           f"overlaps {', '.join(f'{o:g}' for o in s['overlaps'])}), retrievers "
+           f"{', '.join(s['retrievers'])}, top {s['k']}, budget {s['budget']}, metric "
+           f"`{s['metric']}`" + (f", holdout {s['holdout']:g}" if s["holdout"] else "") + ".",
+           "", *[f"Left out: {why}.\n" for why in sweep.refused.values()]]
+    for v in sweep.verdicts:
+        rec = v.recommendation
+        out += [f"### {v.retriever} on {v.query_set}, {v.metric}", "",
+                f"- best: `{v.best}` {v.best_value * 100:.1f}% — **{v.word}** (against "
+                f"{len(v.comparisons)} others, paired bootstrap, Holm at alpha {v.alpha:g}; "
+                f"judged on {v.judged_on} queries)",
+                f"- not separable from the best: "
+                f"{', '.join(f'`{n}`' for n in v.inseparable) or 'none'}",
+                f"- **recommended: `{rec['spec']}`** — {rec['chunks']:,} chunks, "
+                f"{rec['handed']:,.0f} handed per query, cut rate {rec['cut_rate'] * 100:.1f}%; "
+                f"{versus_best(rec)}"]
+        if (line := against_line(v)):
+            out.append(f"- {line}")
+        out.append("")
+        out += ["| configuration | chunks | handed | cut | mean | vs best | interval | "
+                "separable |", "|---|---:|---:|---:|---:|---:|---|---|"]
+        rows = {r.point.name: r for r in sweep.rows[(v.retriever, v.query_set)]}
+        best = rows[v.best]
+        out.append(f"| `{v.best}` (best) | {best.chunks:,} | {best.cost(v.metric)[1]:,.0f} | "
+                   f"{best.cut * 100:.1f}% | {v.best_value * 100:.1f}% | | | |")
+        for c in sorted(v.comparisons, key=lambda c: -c["mean"]):
+            r = rows[c["strategy"]]
+            out.append(f"| `{c['strategy']}` | {r.chunks:,} | {r.cost(v.metric)[1]:,.0f} | "
+                       f"{r.cut * 100:.1f}% | {c['mean'] * 100:.1f}% | {pts(c['diff'])} | "
+                       f"[{pts(c['low'])}, {pts(c['high'])}] | "
+                       f"{'yes' if c['separable'] else '**no**'} |")
+        out.append("")
+    out += ["```toml", *config_lines(sweep), "```", ""]
+    return "\n".join(out)

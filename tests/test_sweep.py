@@ -1,0 +1,447 @@
+"""`chunkeval sweep` and the strategies named with parameters it sweeps: the grid, the verdict,
+the recommendation rule, the holdout, the team's splitter, the configuration and the page (in
+headless Chromium where one is installed).
+
+One sweep on 40 generated pages (120 section titles) feeds most tests."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from chunkeval import strategies, sweep
+from chunkeval.cli import main
+from chunkeval.errors import ConfigError
+from chunkeval.stats import bootstrap_p, holm, paired_bootstrap
+from helpers import corpus_pages
+
+CHROMIUM = shutil.which("chromium")
+SERIES = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
+GRID = ["--strategy", "fixed", "--size", "100:400:100", "--overlap", "0,0.2"]
+
+
+def write_pages(root, n=40):
+    root.mkdir(parents=True)
+    for name, text in corpus_pages(n).items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """(folder, sweep.json, what the sweep printed, results.json of `run` on the same names)."""
+    root = tmp_path_factory.mktemp("sweep")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHUNKEVAL_CACHE", str(root / "cache"))
+        mp.chdir(root)
+        docs = write_pages(root / "docs")
+        import contextlib
+        import io
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert main(["sweep", "--corpus", str(docs), *GRID, "--retrievers", "bm25,lsa",
+                         "--out", str(root / "out")]) == 0
+        data = json.loads((root / "out" / "sweep.json").read_text(encoding="utf-8"))
+        names = ",".join(p["strategy"] for p in data["grid"])
+        # a fresh cache: the run computes its own numbers rather than reading the sweep's
+        mp.setenv("CHUNKEVAL_CACHE", str(root / "cache-run"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["run", "--corpus", str(docs), "--queries", "section-titles",
+                         "--strategies", names, "--retrievers", "bm25,lsa", "--jobs", "1",
+                         "--out", str(root / "run")]) == 0
+        run = json.loads((root / "run" / "results.json").read_text(encoding="utf-8"))
+        yield root, data, printed.getvalue(), run
+
+
+# -- strategies with parameters ----------------------------------------------------------------
+
+def spec_of(s: strategies.Strategy) -> str | None:
+    p = s.params
+    if s.family in ("fixed", "recursive"):
+        return f"{s.family}(size={p['size']}, overlap={p['overlap']})"
+    if s.family in ("structure", "prefix"):
+        return f"structure(size={p['size']}, prefix={'true' if p.get('prefix') else 'false'})"
+    if s.family == "headings":
+        return f"headings(level={p['cut']})"
+    return None
+
+
+def test_every_sized_strategy_of_the_matrix_is_an_alias_of_its_spec():
+    aliased = 0
+    for s in strategies.MATRIX:
+        spec = spec_of(s)
+        if spec is None:
+            continue
+        assert strategies.get(spec) is strategies.get(s.name), spec
+        assert strategies.canonical(spec) == s.name
+        aliased += 1
+    assert aliased == 18
+
+
+def test_an_overlap_under_one_is_a_share_of_the_size():
+    assert strategies.canonical("fixed(size=400, overlap=0.1)") == "fixed-400-ov40"
+    assert strategies.canonical("recursive(size=500, overlap=0.1)") == "recursive-500-ov50"
+    made = strategies.get("recursive(size=500, overlap=0.1)")
+    assert made.params["size"] == 500 and made.params["overlap"] == 50
+    # made on demand, known by name, and not added to the default matrix
+    assert "recursive-500-ov50" in strategies.names(all=True)
+    assert "recursive-500-ov50" not in strategies.names()
+
+
+@pytest.mark.parametrize("spec, parameter", [
+    ("fixed(size=0)", "size"), ("fixed(sise=300)", "sise"), ("fixed(overlap=3)", "size"),
+    ("fixed(size=100, overlap=200)", "overlap"), ("fixed(size=100, overlap=-1)", "overlap"),
+    ("fixed(size=100, overlap=2.5)", "overlap"), ("structure(size=300, prefix=1)", "prefix"),
+    ("structure(size=300, overlap=30)", "overlap"), ("headings(level=4)", "level"),
+])
+def test_a_bad_parameter_is_one_line_naming_it(spec, parameter, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=f"parameter '{parameter}'"):
+        strategies.get(spec)
+    assert main(["run", "--corpus", str(tmp_path), "--strategies", spec]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"parameter '{parameter}'" in err[0] and "Traceback" not in err[0]
+
+
+@pytest.fixture(autouse=True)
+def fresh_module():
+    """The team's module is imported anew by each test, and left to no other."""
+    sys.modules.pop("sweepsplit", None)
+    yield
+    sys.modules.pop("sweepsplit", None)
+
+
+def factory_project(root, body: str = ""):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "sweepsplit.py").write_text(textwrap.dedent('''
+        from chunkeval import Chunk
+
+        def make(size, overlap=0):
+            """Windows of `size` chars, `overlap` shared: a team's splitter factory."""
+            step = max(1, size - overlap)
+            def split(doc):
+                n, out, start = len(doc.text), [], 0
+                while start < n:
+                    end = min(start + size, n)
+                    out.append(Chunk(doc.id, start, end, doc.text[start:end]))
+                    if end == n:
+                        break
+                    start += step
+                return out
+            return split
+
+        def split(doc):
+            return make(250, 0)(doc)
+        ''') + body, encoding="utf-8")
+    return root
+
+
+def test_a_factory_is_called_with_its_parameters_and_named_after_them(tmp_path):
+    root = factory_project(tmp_path / "project")
+    found = strategies.load_splitter("sweepsplit:make(size=300, overlap=30)", root)
+    assert [s.name for s in found] == ["make-overlap=30-size=300"]
+    assert found[0].params == {"size": 300, "overlap": 30}
+    assert found[0].identity.startswith("sweepsplit:make(size=300, overlap=30)@")
+    other = strategies.load_splitter("sweepsplit:make(size=200)", root)[0]
+    assert other.name == "make-size=200"
+    with pytest.raises(ConfigError, match="refused its parameters"):
+        strategies.load_splitter("sweepsplit:make(sise=300)", root)
+    with pytest.raises(ConfigError, match="parameter 'size' must be a literal"):
+        strategies.load_splitter("sweepsplit:make(size=os.sep)", root)
+
+
+def test_a_factory_whose_splitters_share_one_name_is_refused(tmp_path):
+    root = factory_project(tmp_path / "project", textwrap.dedent('''
+        def named(size, overlap=0):
+            split = make(size, overlap)
+            split.strategy_name = "mine"
+            return split
+        '''))
+    with pytest.raises(ConfigError, match="are both named 'mine'"):
+        sweep.grid("sweepsplit:named", [200, 300], [0], root)
+
+
+# -- the grid and the statistics ------------------------------------------------------------------
+
+def test_sizes_and_overlaps_parse_as_ranges_lists_and_shares():
+    assert sweep.parse_sizes("100:500:200") == [100, 300, 500]
+    assert sweep.parse_sizes("100:2000:100")[-1] == 2000
+    assert sweep.parse_sizes("200,400, 800,400") == [200, 400, 800]
+    assert sweep.parse_overlaps("0,0.1,0.2,30") == [0, 0.1, 0.2, 30]
+    for bad in ("0", "a", "500:100:100", "100:500:0", "1:2:3:4"):
+        with pytest.raises(ConfigError, match="--size"):
+            sweep.parse_sizes(bad)
+    with pytest.raises(ConfigError, match="--overlap"):
+        sweep.parse_overlaps("1.5")
+
+
+def test_the_grid_leaves_out_overlaps_as_large_as_the_size_and_refuses_one_a_family_lacks():
+    points = sweep.grid("fixed", [10, 100], [0, 0.5, 50])
+    assert [(p.size, p.overlap) for p in points] == [(10, 0), (10, 5), (100, 0), (100, 50)]
+    assert points[3].name == "fixed-100-ov50"  # 0.5 and 50 of 100 are one configuration
+    with pytest.raises(ConfigError, match="parameter 'overlap'"):
+        sweep.grid("structure", [400], [0, 0.1])
+    with pytest.raises(ConfigError, match="the grid's"):
+        sweep.grid("fixed(size=400)", [400], [0])
+    assert sweep.grid("structure(prefix=true)", [400], [0])[0].name == "structure-400+prefix"
+
+
+def test_holm_adjusts_in_steps_and_the_bootstrap_p_follows_the_difference():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]
+    rng = np.random.default_rng(1)
+    a = rng.random(200)
+    assert bootstrap_p(a, a) == 1.0
+    assert bootstrap_p(a + 0.2, a) < 0.001 < 0.5 < bootstrap_p(a, a + 0.2)
+
+
+# -- the sweep on generated pages -----------------------------------------------------------
+
+def test_a_sweep_writes_its_three_files_and_its_numbers_are_those_of_run(swept):
+    root, data, printed, run = swept
+    assert sorted(p.name for p in (root / "out").iterdir()) == sorted(sweep.FILES)
+    assert len(data["grid"]) == 8
+    ran = {(r["strategy"], r["retriever"]): r for r in run["results"]}
+    assert len(data["configurations"]) == 16
+    for c in data["configurations"]:
+        r = ran[(c["strategy"], c["retriever"])]
+        for m in ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k"):
+            assert c["metrics"][m] == r["metrics"][m]
+        assert c["chunks"]["count"] == r["chunks"]["count"]
+        assert c["per_query"]["coverage"] == [q["coverage"] for q in r["per_query"]]
+        # what is handed: the top 5, and from the top while the total stays within 2,000
+        lengths = [[span[3] for span in q["retrieved"]] for q in r["per_query"]]
+        assert c["per_query"]["handed_at_k"] == [sum(n[:5]) for n in lengths]
+        budget = []
+        for n in lengths:
+            taken = n[:1]
+            for x in n[1:]:
+                if sum(taken) + x > 2000:
+                    break
+                taken.append(x)
+            budget.append(sum(taken))
+        assert c["per_query"]["handed_in_budget"] == budget
+    assert "to adopt the recommendation:" in printed
+    assert printed.rstrip().splitlines()[-1].startswith(("budget =", "#"))
+
+
+def test_the_verdict_recomputes_from_the_json(swept):
+    _, data, _, _ = swept
+    assert [(v["retriever"], v["query_set"], v["metric"]) for v in data["verdicts"]] == [
+        (r, "section-titles", m) for r in ("bm25", "lsa")
+        for m in ("budget_recall", "recall_at_k")]
+    for v in data["verdicts"]:
+        ret = v["retriever"]
+        series = {(c["strategy"], c["retriever"]): np.array(c["per_query"][SERIES[v["metric"]]])
+                  for c in data["configurations"]}
+        best = series[(v["best"], ret)]
+        means = {s: x.mean() for (s, r), x in series.items() if r == ret}
+        assert max(means.values()) == pytest.approx(means[v["best"]])
+        ps = [bootstrap_p(best, series[(c["strategy"], ret)]) for c in v["comparisons"]]
+        assert ps == [c["p"] for c in v["comparisons"]]
+        assert holm(ps) == [c["p_holm"] for c in v["comparisons"]]
+        assert v["inseparable"] == [c["strategy"] for c in v["comparisons"]
+                                    if c["p_holm"] >= v["alpha"]]
+        assert v["verdict"] == ("no clear winner" if v["inseparable"] else "confirmed")
+
+
+def cost(c: dict, metric: str) -> tuple:
+    handed = c["handed_at_k"] if metric == "recall_at_k" else c["handed_in_budget"]
+    return (c["chunks"]["count"], handed, c["cut_rate"]["value"])
+
+
+def test_the_recommendation_is_as_good_as_the_best_and_nothing_cheaper_is(swept):
+    _, data, _, _ = swept
+    by = {(c["strategy"], c["retriever"]): c for c in data["configurations"]}
+    for c in data["configurations"]:  # the costs recompute from each query's
+        for key in ("handed_at_k", "handed_in_budget"):
+            assert c[key] == round(float(np.mean(c["per_query"][key])), 2)
+    for v in data["verdicts"]:
+        rec = v["recommendation"]["strategy"]
+        tied = [v["best"], *v["inseparable"]]
+        assert rec in tied
+        rec_cost = cost(by[(rec, v["retriever"])], v["metric"])
+        assert all(cost(by[(s, v["retriever"])], v["metric"]) >= rec_cost for s in tied)
+        b = np.array(by[(v["best"], v["retriever"])]["per_query"][SERIES[v["metric"]]])
+        r = np.array(by[(rec, v["retriever"])]["per_query"][SERIES[v["metric"]]])
+        ci = paired_bootstrap(r, b)
+        assert (v["recommendation"]["diff"], v["recommendation"]["low"]) == (ci.diff, ci.low)
+
+
+def test_a_holdout_chooses_on_the_rest_and_judges_on_the_held_out_queries(swept, capsys):
+    root, data, _, _ = swept
+    out = root / "held"
+    assert main(["sweep", "--corpus", str(root / "docs"), *GRID, "--retrievers", "bm25",
+                 "--holdout", "0.25", "--out", str(out)]) == 0
+    held = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    v = held["verdicts"][0]
+    assert (v["queries"], v["chosen_on"], v["judged_on"]) == (120, 90, 30)
+    assert "judged on 30 held out" in capsys.readouterr().out
+    # the numbers judged are those of the held-out queries only: the seeded split recomputes
+    series = {c["strategy"]: np.array(c["per_query"]["budget_coverage"])
+              for c in held["configurations"]}
+    judged = np.zeros(120, dtype=bool)
+    judged[np.random.default_rng(held["settings"]["holdout_seed"]).permutation(120)[:30]] = True
+    chosen = max(series, key=lambda s: series[s][~judged].mean())
+    assert v["best"] == chosen
+    assert v["best_value"] == pytest.approx(series[chosen][judged].mean())
+    assert main(["sweep", "--corpus", str(root / "docs"), *GRID, "--retrievers", "bm25",
+                 "--holdout", "0.01", "--out", str(root / "refused")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "at least 30" in err[0] and "1 would be held out" in err[0]
+    assert not (root / "refused").exists()
+
+
+def test_against_a_team_factory_prints_the_comparison_and_the_config_lines(
+        swept, tmp_path, monkeypatch, capsys):
+    root = swept[0]
+    project = factory_project(tmp_path / "project")
+    shutil.copytree(root / "docs", project / "docs")
+    (project / "pyproject.toml").write_text(textwrap.dedent('''
+        [tool.chunkeval]
+        corpus = "docs"
+        query_sets = ["section-titles"]
+
+        [tool.chunkeval.sweep]
+        strategy = "sweepsplit:make"
+        size = [200, 300]
+        overlap = [0, 0.2]
+        against = "sweepsplit:make(size=250, overlap=0)"
+        '''), encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    assert main(["sweep", "--retrievers", "bm25"]) == 0
+    printed = capsys.readouterr().out
+    data = json.loads((project / "chunkeval-sweep" / "sweep.json").read_text())
+    v = data["verdicts"][0]
+    rec = v["recommendation"]["spec"]
+    line = re.search(rf"{re.escape(rec)} vs sweepsplit:make\(size=250, overlap=0\): "
+                     r"([+-]\d+\.\d) points \[([+-]\d+\.\d), ([+-]\d+\.\d)\]", printed)
+    assert line, printed
+    assert float(line.group(1)) == round(v["against"]["diff"] * 100, 1)
+    point = next(p for p in data["grid"] if p["strategy"] == v["recommendation"]["strategy"])
+    tail = printed[printed.index("to adopt the recommendation:"):]
+    assert (f'splitters = ["sweepsplit:make(size={point["size"]}, overlap={point["overlap"]})"]'
+            in tail)
+    assert "[tool.chunkeval]" in tail and 'retrievers = ["bm25"]' in tail
+
+
+def test_an_unknown_key_of_the_sweep_table_names_it(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text('[tool.chunkeval.sweep]\nsizes = "100:200:100"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep"]) == 2
+    err = capsys.readouterr().err
+    assert "[tool.chunkeval.sweep]: unknown key(s) sizes" in err
+
+
+# -- the page -------------------------------------------------------------------------------------
+
+def test_the_page_is_self_contained_and_holds_every_configuration(swept):
+    root, data, _, _ = swept
+    page = (root / "out" / "sweep.html").read_text(encoding="utf-8")
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    assert page.count("<svg") == 5  # recall@k, budget recall, two frontiers, cut rate
+    rows = re.findall(r"<tr class=", page)
+    assert len(rows) == len(data["configurations"])
+    for v in data["verdicts"]:
+        assert html.escape(v["recommendation"]["spec"]) in page
+
+
+PROBE = r"""<script>(function () {
+var out = { errors: window.caught || [] };
+try {
+  var rows = function () { return Array.from(document.querySelectorAll("#configs tbody tr")); };
+  out.rows = rows().length;
+  out.svgs = document.querySelectorAll("svg polyline").length;
+  var head = document.querySelector('#configs th[data-col="10"]');
+  head.click();
+  out.first = rows().map(function (tr) { return +tr.children[10].dataset.v; });
+  head.click();
+  out.second = rows().map(function (tr) { return +tr.children[10].dataset.v; });
+  document.querySelector('#configs th[data-col="2"]').click();
+  out.names = rows().map(function (tr) { return tr.children[2].dataset.v; });
+} catch (e) { out.errors.push(String(e && e.stack || e)); }
+var pre = document.createElement("pre");
+pre.id = "probe";
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+})();</script>"""
+CATCH = ('<script>window.caught = []; window.addEventListener("error", function (e) '
+         '{ window.caught.push(String(e.message)); });</script>')
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed")
+def test_in_a_browser_the_page_renders_and_its_table_sorts(swept, tmp_path):
+    root, data, _, _ = swept
+    page = (root / "out" / "sweep.html").read_text(encoding="utf-8")
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("<style>", CATCH + "<style>", 1)
+                     .replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
+    done = subprocess.run([CHROMIUM, "--headless=new", "--disable-gpu", "--no-sandbox",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                           probe.as_uri()], capture_output=True, text=True, timeout=180,
+                          cwd=tmp_path)
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stderr[-2000:]
+    seen = json.loads(html.unescape(found.group(1)))
+    assert seen["errors"] == []
+    assert seen["rows"] == len(data["configurations"]) and seen["svgs"] > 0
+    assert seen["first"] == sorted(seen["first"], reverse=True)
+    assert seen["second"] == sorted(seen["first"])
+    assert seen["names"] == sorted(seen["names"], reverse=True)
+
+
+def test_a_worker_of_its_own_makes_the_strategies_named_with_parameters(tmp_path):
+    from chunkeval import config
+    from chunkeval.executors import load_again
+    from chunkeval.session import Session
+    session = Session(config.load(root=tmp_path, command_line={
+        "corpus": str(tmp_path), "strategies": ["fixed(size=333, overlap=0.1)", "fixed-400"]}))
+    assert session.strategies == ["fixed-333-ov33", "fixed-400"]
+    assert ("strategy", "fixed(size=333, overlap=0.1)", str(tmp_path)) in session.modules
+    strategies.unregister("fixed-333-ov33")  # as a fresh process has it
+    with pytest.raises(LookupError):
+        strategies.registry.get("fixed-333-ov33")
+    load_again(session.modules)
+    assert strategies.registry.get("fixed-333-ov33").params["overlap"] == 33
+
+
+def test_progress_counts_what_is_done_and_left_with_an_estimate(monkeypatch):
+    said = []
+
+    class Bar:
+        def __init__(self, label, total, enabled=None):
+            said.append(f"{label} of {total}")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def step(self, what=""):
+            said.append(what)
+
+    class Evaluation:  # the first task comes from the caches, the rest are evaluated
+        def stored_task(self, task, retrievers):
+            return ["stored"] if task[1] == "a" else None
+
+        def run_task(self, task, retrievers):
+            return ["made"]
+
+    monkeypatch.setattr(sweep, "Progress", Bar)
+    found, failures = sweep.evaluate(Evaluation(), ["a", "b", "c"], ["bm25"], ["qs"])
+    assert found == {("a", "bm25", "qs"): "stored", ("b", "bm25", "qs"): "made",
+                     ("c", "bm25", "qs"): "made"} and failures == []
+    assert said[0] == "sweep of 3"
+    assert said[1] == "a on qs (2 to go)"  # nothing evaluated yet: no estimate
+    assert re.fullmatch(r"b on qs \(1 to go, about \d+s left\)", said[2])
+    assert said[3] == "c on qs (0 to go)"
