@@ -149,7 +149,7 @@ def test_a_factory_is_called_with_its_parameters_and_named_after_them(tmp_path):
     found = strategies.load_splitter("sweepsplit:make(size=300, overlap=30)", root)
     assert [s.name for s in found] == ["make-overlap=30-size=300"]
     assert found[0].params == {"size": 300, "overlap": 30}
-    assert found[0].identity.startswith("sweepsplit:make(size=300, overlap=30)@")
+    assert found[0].identity is None  # the team's code: chunked every run, never cached
     other = strategies.load_splitter("sweepsplit:make(size=200)", root)[0]
     assert other.name == "make-size=200"
     with pytest.raises(ConfigError, match="refused its parameters"):
