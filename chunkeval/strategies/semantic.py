@@ -74,11 +74,13 @@ def _at_most(text: str, spans: list[Span], size: int) -> list[Span]:
 
 _CACHES: dict[Path, EmbeddingCache] = {}
 _IN_MEMORY: dict[tuple[str, int], dict] = {}  # a model from outside: text -> vector
+_IN_MEMORY_COUNTS = [0, 0]  # texts embedded anew, and found there
 
 
 def embedding_counts() -> tuple[int, int]:
     """Texts the semantic chunkers embedded anew and found in the cache, in this process."""
-    return (sum(c.misses for c in _CACHES.values()), sum(c.hits for c in _CACHES.values()))
+    return (sum(c.misses for c in _CACHES.values()) + _IN_MEMORY_COUNTS[0],
+            sum(c.hits for c in _CACHES.values()) + _IN_MEMORY_COUNTS[1])
 
 
 def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
@@ -100,6 +102,8 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
         # canary tells (identity.py): its vectors are kept for this process only
         kept = _IN_MEMORY.setdefault((r.name, id(r.embed)), {})
         todo = list(dict.fromkeys(t for t in texts if t not in kept))
+        _IN_MEMORY_COUNTS[0] += len(todo)
+        _IN_MEMORY_COUNTS[1] += len(texts) - len(todo)
         for lo in range(0, len(todo), max(1, r.batch_size)):
             part = todo[lo:lo + r.batch_size]
             kept.update(zip(part, np.asarray(r.embed(part), dtype=np.float64)))
