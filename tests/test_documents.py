@@ -1,0 +1,209 @@
+"""PDF, Word and reStructuredText documents, written by the tests (documents.py): blocks,
+headings, tables and pages; the files that cannot be read give one line each."""
+
+from __future__ import annotations
+
+import pytest
+
+from documents import MANUAL_RST, Page, manual_docx, manual_pdf, pdf
+
+from chunkeval.corpus import load_corpus
+from chunkeval.corpus import sources
+from chunkeval.corpus.pdf import parse_pdf
+from chunkeval.corpus.rst import parse_rst
+from chunkeval.corpus.word import parse_docx
+from chunkeval.errors import InputError
+from chunkeval.model import Document
+from chunkeval.queries import build_query_set
+
+pytest.importorskip("pdfplumber")  # the `documents` extra; CI installs it with `test`
+
+
+def _blocks(doc: Document) -> list[tuple]:
+    return [(b.page, b.kind, doc.block_text(b)) for b in doc.blocks]
+
+
+def test_pdf_blocks_know_their_page_and_lose_running_headers():
+    doc, problems = parse_pdf(manual_pdf(), "guide.pdf")
+    assert problems == []
+    assert doc.title == "Field Guide to Lanterns"
+    assert _blocks(doc) == [
+        (1, "heading1", "Field Guide to Lanterns"),
+        (1, "heading2", "1 Getting started"),
+        (1, "paragraph", "Lanterns light the harbor path for every late boat that comes home "
+                         "after the beacon has gone dark."),
+        (1, "paragraph", "A second paragraph says that the kettle must be warm before the wick "
+                         "is trimmed."),
+        (1, "heading3", "1.1 How do I trim the wick?"),
+        (1, "paragraph", "Trim the wick with the brass scissors and keep the glass chimney "
+                         "clean of soot, otherwise the"),
+        (2, "paragraph", "flame flickers and the orchard stays dark all night."),
+        (2, "item", "- keep a spare wick"),
+        (2, "item", "- keep the oil dry"),
+        (2, "paragraph", "A wick sample in code:"),
+        (2, "pre", "trim(wick, length=2)\nlight(wick)"),
+        (2, "heading3", "1.2 Oil grades"),
+        (2, "table", "Grade | Burns for\nparaffin | nine hours\nwhale | seven hours"),
+        (3, "heading2", "2 Storage"),
+        (3, "paragraph", "Store lanterns upright in the jetty shed, away from the canal."),
+    ]
+    # the running header and the page numbers are gone, not merged into the text
+    assert "draft" not in doc.text and "\n\n2\n\n" not in doc.text
+    table = next(b for b in doc.blocks if b.kind == "table")
+    assert [doc.text[s:e] for s, e in table.rows][0] == "Grade | Burns for"
+    assert table.header_rows == 1
+    oil = next(b for b in doc.blocks if doc.block_text(b) == "1.2 Oil grades")
+    assert oil.headings == ("Field Guide to Lanterns", "1 Getting started", "1.2 Oil grades")
+
+
+def test_a_chunks_pages_follow_from_its_offsets():
+    doc, _ = parse_pdf(manual_pdf(), "guide.pdf")
+    start = doc.text.index("Trim the wick")
+    end = doc.text.index("flame flickers") + 5
+    assert doc.pages_of(start, end) == (1, 2)
+    assert doc.pages_of(start, start + 10) == (1,)
+    assert doc.pages_of(doc.text.index("Store lanterns"), len(doc.text)) == (3,)
+    # a separator between blocks lies on the page of the block before it
+    sep = doc.blocks[0].end
+    assert doc.pages_of(sep, sep + 1) == (1,)
+    # pages survive the cache's round trip and the views' reassembly
+    again = Document.from_json(doc.to_json())
+    assert [b.page for b in again.blocks] == [b.page for b in doc.blocks]
+    rebuilt = Document.from_parts(doc.id, doc.title, doc.parts())
+    assert rebuilt.blocks == doc.blocks
+    plain = Document.from_parts("x", "x", [p for p in doc.parts()][:1])
+    assert "page" in doc.to_json()["blocks"][0]
+    assert not Document.from_json({**plain.to_json(), "blocks": [
+        {k: v for k, v in b.items() if k != "page"} for b in plain.to_json()["blocks"]]}).paged
+
+
+@pytest.mark.parametrize("data, message", [
+    (manual_pdf(password=True), "encrypted PDF (it needs a password); skipped"),
+    (pdf([Page(image=True), Page(image=True)]), "no text layer (a scanned or image-only PDF"),
+    (manual_pdf()[:400], "damaged PDF, cannot be read"),
+    (b"%PDF-1.4\nnothing else", "damaged PDF, cannot be read"),
+])
+def test_unreadable_pdfs_say_why(data, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
+        parse_pdf(data, "bad.pdf", path="docs/bad.pdf")
+    assert str(e.value).startswith("docs/bad.pdf: ")
+
+
+def test_a_folder_of_documents_loads_around_the_bad_pdfs(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "guide.pdf").write_bytes(manual_pdf())
+    (root / "locked.pdf").write_bytes(manual_pdf(password=True))
+    (root / "scan.pdf").write_bytes(pdf([Page(image=True)]))
+    (root / "broken.pdf").write_bytes(manual_pdf()[:500])
+    (root / "handbook.docx").write_bytes(manual_docx())
+    (root / "quarry.rst").write_text(MANUAL_RST, encoding="utf-8")
+    corpus = load_corpus(str(root), use_cache=False)
+    assert [d.id for d in corpus.documents] == ["guide.pdf", "handbook.docx", "quarry.rst"]
+    lines = [str(p) for p in corpus.problems]
+    assert len(lines) == 4
+    assert any(line.startswith(f"{root}/locked.pdf: encrypted") for line in lines)
+    assert any(line.startswith(f"{root}/scan.pdf: no text layer") for line in lines)
+    assert any(line.startswith(f"{root}/broken.pdf: damaged PDF") for line in lines)
+    assert any(line.startswith(f"{root}/quarry.rst: 2 directive(s)") for line in lines)
+    assert corpus.paged and corpus["guide.pdf"].paged and not corpus["handbook.docx"].paged
+
+
+def test_without_the_library_one_line_says_what_to_install(tmp_path, monkeypatch):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("a.pdf", "b.pdf"):
+        (root / name).write_bytes(manual_pdf())
+    (root / "c.md").write_text("# C\n\nSome text here.\n", encoding="utf-8")
+    real = sources._library
+    monkeypatch.setattr(sources, "_library", lambda fmt: None if fmt == "pdf" else real(fmt))
+    corpus = load_corpus(str(root), use_cache=False)
+    assert [d.id for d in corpus.documents] == ["c.md"]
+    assert [p.message for p in corpus.problems] == [
+        "2 pdf file(s) not read (a.pdf, b.pdf): reading them needs pdfplumber; "
+        "pip install 'chunkeval[documents]'"]
+
+
+def test_the_cache_key_knows_the_document_libraries(tmp_path, monkeypatch):
+    inputs = [("a.pdf", "0" * 64)]
+    before = sources._cache_key("docs", inputs, (), 1)
+    monkeypatch.setattr(sources, "_library", lambda fmt: None)
+    assert sources._cache_key("docs", inputs, (), 1) != before
+    # corpora without such files keep the keys they had
+    html = [("a.html", "0" * 64)]
+    assert sources._cache_key("docs", html, (), 1) == sources._cache_key("docs", html, (), 1)
+
+
+def test_word_headings_by_style_lists_and_tables():
+    doc, problems = parse_docx(manual_docx(), "handbook.docx")
+    assert problems == []
+    assert doc.title == "Harbor Handbook"
+    assert _blocks(doc) == [
+        (0, "heading1", "Harbor Handbook"),
+        (0, "heading2", "Mooring"),
+        (0, "paragraph", "Boats moor at the eastern jetty after the beacon is lit."),
+        (0, "item", "bring two ropes"),
+        (0, "item", "check the tide table"),
+        (0, "heading3", "How do I pay the harbor fee?"),
+        (0, "paragraph", "Pay the harbor master in the signal tower before sunset."),
+        # the merged cell is read once
+        (0, "table", "Boat | Fee\nrowing boat | two coins\nferries pay by agreement"),
+        (0, "heading2", "Storms"),
+        (0, "paragraph", "In a storm the canal gates close."),
+    ]
+    table = next(b for b in doc.blocks if b.kind == "table")
+    assert len(table.rows) == 3 and table.header_rows == 1
+    with pytest.raises(InputError, match="not a readable Word"):
+        parse_docx(b"PK\x03\x04 not really a zip", "bad.docx")
+
+
+def test_rst_sections_literal_blocks_tables_and_sphinx_directives():
+    doc, problems = parse_rst(MANUAL_RST.encode(), "quarry.rst")
+    assert [p.message for p in problems] == [
+        "2 directive(s) docutils does not know (Sphinx's: toctree, versionadded) read as "
+        "plain content"]
+    assert doc.title == "Quarry Operations"
+    assert _blocks(doc) == [
+        (0, "heading1", "Quarry Operations"),
+        (0, "paragraph", "The quarry opens at dawn."),
+        (0, "heading2", "Safety"),
+        # unknown roles keep their text
+        (0, "paragraph", "Wear a helmet in the quarry at all times. See the rules and "
+                         "quarry.open."),
+        # an unknown directive keeps its argument and content; toctree is navigation
+        (0, "paragraph", "2.1 Helmets are now checked at the gate."),
+        (0, "heading3", "How do I report a rockfall?"),
+        (0, "paragraph", "Ring the bell twice:"),
+        (0, "pre", "ring(bell, times=2)"),
+        (0, "item", "call the foreman"),
+        (0, "item", "close the pylon road"),
+        (0, "table", "Shift | Starts\nmorning | six o'clock\nevening | two o'clock"),
+        (0, "paragraph", "The bell is in the tunnel."),
+        (0, "heading2", "Tools"),
+        (0, "dl", "hammer: Breaks stone."),
+    ]
+    table = next(b for b in doc.blocks if b.kind == "table")
+    assert table.header_rows == 1
+    assert "intro" not in doc.text
+
+
+def test_query_builders_read_every_format(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "guide.pdf").write_bytes(manual_pdf())
+    (root / "handbook.docx").write_bytes(manual_docx())
+    (root / "quarry.rst").write_text(MANUAL_RST, encoding="utf-8")
+    corpus = load_corpus(str(root), use_cache=False)
+    faq = build_query_set(corpus, "faq-headings")
+    asked = {q.text: q for q in faq.queries}
+    assert set(asked) == {"How do I trim the wick?", "How do I pay the harbor fee?",
+                          "How do I report a rockfall?"}
+    trim = asked["How do I trim the wick?"]
+    assert trim.doc_id == "guide.pdf" and trim.pages == (1, 2)
+    assert "flame flickers" in trim.answer
+    assert asked["How do I pay the harbor fee?"].pages == ()
+    # the question is gone from the view, and the view keeps the pages
+    view = faq.view["guide.pdf"]
+    assert "How do I trim" not in view.text and view.paged
+    titles = {q.text for q in build_query_set(corpus, "section-titles").queries}
+    assert {"Getting started", "Mooring", "Safety"} <= titles
