@@ -3,6 +3,9 @@ headings, tables and pages; the files that cannot be read give one line each."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from documents import MANUAL_RST, Page, manual_docx, manual_pdf, pdf
@@ -13,7 +16,9 @@ from chunkeval.corpus.pdf import parse_pdf
 from chunkeval.corpus.rst import parse_rst
 from chunkeval.corpus.word import parse_docx
 from chunkeval.errors import InputError
-from chunkeval.model import Document
+from chunkeval.metrics import score
+from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
+from chunkeval.results import Results
 from chunkeval.queries import build_query_set
 
 pytest.importorskip("pdfplumber")  # the `documents` extra; CI installs it with `test`
@@ -207,3 +212,87 @@ def test_query_builders_read_every_format(tmp_path):
     assert "How do I trim" not in view.text and view.paged
     titles = {q.text for q in build_query_set(corpus, "section-titles").queries}
     assert {"Getting started", "Mooring", "Safety"} <= titles
+
+
+def _pdf_folder(root):
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "guide.pdf").write_bytes(manual_pdf())
+    gold = root / "pages.jsonl"
+    gold.write_text("\n".join(json.dumps(q) for q in [
+        {"id": "oil", "query": "which oil burns for nine hours", "doc": "guide.pdf", "page": 2},
+        {"id": "store", "query": "where are lanterns stored", "doc": "guide.pdf",
+         "pages": [3]},
+        {"id": "boat", "query": "when do lanterns light the path", "doc": "guide.pdf",
+         "answer": "light the harbor path for every late boat"},
+    ]) + "\n", encoding="utf-8")
+    return docs, gold
+
+
+def test_page_gold_in_jsonl(tmp_path):
+    docs, gold = _pdf_folder(tmp_path)
+    corpus = load_corpus(str(docs), use_cache=False)
+    qs = build_query_set(corpus, str(gold))
+    by_id = {q.id: q for q in qs.queries}
+    assert by_id["oil"].pages == (2,) and by_id["store"].pages == (3,)
+    # pages alone: the gold is their text, by position
+    doc = corpus["guide.pdf"]
+    assert [doc.text[a:b] for a, b in by_id["store"].spans] == [
+        "2 Storage", "Store lanterns upright in the jetty shed, away from the canal."]
+    # a text answer on a document with pages: the pages where it is
+    assert by_id["boat"].pages == (1,) and not by_id["boat"].spans
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "query": "q", "doc": "guide.pdf", "page": 9}) + "\n"
+                   + json.dumps({"id": "y", "query": "q", "doc": "guide.pdf", "page": 1}) + "\n",
+                   encoding="utf-8")
+    problems = [p.message for p in build_query_set(corpus, str(bad)).problems]
+    assert problems == ["pages must be whole numbers from 1 to 3 (the pages of guide.pdf); "
+                        "line skipped"]
+
+
+def test_page_hit_and_pages_in_budget(tmp_path):
+    docs, gold = _pdf_folder(tmp_path)
+    corpus = load_corpus(str(docs), use_cache=False)
+    qs = build_query_set(corpus, str(gold))
+    doc = corpus["guide.pdf"]
+    # one chunk per block: ranking every query to the blocks of page 1 first, then page 3
+    handed = [Chunk(doc.id, b.start, b.end, doc.block_text(b)) for b in doc.blocks]
+    order = [i for i, b in enumerate(doc.blocks) if b.page == 1] + \
+            [i for i, b in enumerate(doc.blocks) if b.page == 3]
+    ranking = np.array([order] * len(qs.queries))
+    scores = score(qs, handed, ranking, k=2, budget=60)
+    hits = dict(zip(scores.query_ids, scores.page_hit))
+    assert hits == {"oil": 0.0, "store": 0.0, "boat": 1.0}
+    deep = score(qs, handed, ranking, k=len(order), budget=60)
+    assert dict(zip(deep.query_ids, deep.page_hit)) == {"oil": 0.0, "store": 1.0, "boat": 1.0}
+    # within 60 characters: the title and "1 Getting started" (both on page 1)
+    assert list(scores.budget_pages) == [1.0, 1.0, 1.0]
+    wide = score(qs, handed, ranking, k=2, budget=10_000)
+    assert list(wide.budget_pages) == [2.0, 2.0, 2.0]
+    summary = scores.summary()
+    assert summary["page_hit_at_k"].value == pytest.approx(1 / 3)
+    assert summary["budget_pages"].value == 1.0
+    # a corpus without pages has neither
+    plain = Corpus("p", (Document.from_parts("a", "a", [Part("paragraph", "x" * 50)]),))
+    flat = score(QuerySet("s", (Query("q", "x", "a", "x" * 50),), plain),
+                 [Chunk("a", 0, 50, "x" * 50)], np.array([[0]]))
+    assert "page_hit_at_k" not in flat.summary() and "budget_pages" not in flat.summary()
+
+
+def test_run_reports_page_metrics(tmp_path, cache_dir, capsys):
+    from chunkeval.cli import main
+    docs, gold = _pdf_folder(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", "--corpus", str(docs), "--queries", str(gold),
+                 "--strategies", "fixed-200,structure-400", "--retrievers", "bm25",
+                 "--jobs", "1", "--out", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "page" in table and "pgs" in table and "page hit@5" in table
+    results = Results.from_json(json.loads((out / "results.json").read_text()), "results.json")
+    for r in results.results:
+        assert 0 <= r.metrics["page_hit_at_k"].value <= 1
+        assert r.metrics["budget_pages"].value >= 1
+    report = (out / "report.md").read_text()
+    assert "page hit@5" in report and "pages in budget" in report
+    page = (out / "queries.html").read_text()
+    assert '"pages": [[' in page or '"pages":[[' in page
