@@ -296,3 +296,19 @@ def test_run_reports_page_metrics(tmp_path, cache_dir, capsys):
     assert "page hit@5" in report and "pages in budget" in report
     page = (out / "queries.html").read_text()
     assert '"pages": [[' in page or '"pages":[[' in page
+    # export: page-level qrels and runs beside the chunk-level ones
+    dump = tmp_path / "corpus.jsonl"
+    assert main(["corpus", "info", "--corpus", str(docs), "--queries", str(gold),
+                 "--dump", str(dump)]) == 0
+    assert main(["export", "--format", "trec", str(out), "--dump", str(dump),
+                 "--out", str(tmp_path / "trec")]) == 0
+    folder = tmp_path / "trec" / "pages" / "fixed-200"
+    assert sorted((folder / "pages-qrels.trec").read_text().splitlines()) == [
+        "boat 0 guide.pdf#1 1", "oil 0 guide.pdf#2 1", "store 0 guide.pdf#3 1"]
+    run = [line.split() for line in (folder / "pages-bm25.trec").read_text().splitlines()]
+    # the page hit@k of results.json, from the files
+    hit = {q for q, _, d, *_ in run} & {q for q, _, d, _ in (
+        line.split() for line in (folder / "pages-qrels.trec").read_text().splitlines())
+        if (q, d) in {(r[0], r[2]) for r in run}}
+    fixed = next(r for r in results.results if r.strategy == "fixed-200")
+    assert len(hit) / 3 == pytest.approx(fixed.metrics["page_hit_at_k"].value)
