@@ -64,12 +64,14 @@ def _open(data: bytes, where: str):
 
 
 def _why(e: Exception) -> str:
-    name = " ".join(filter(None, (type(e).__name__, repr(getattr(e, "args", ())),
-                                  type(e.__cause__).__name__ if e.__cause__ else "",
-                                  str(e.__cause__ or ""))))
-    if "Password" in name or "Encrypt" in name or "password" in name:
+    """What a reading error means for the user. pdfplumber wraps pdfminer's error."""
+    inner = e.args[0] if type(e).__name__ == "PdfminerException" and e.args else e
+    kind = type(inner).__name__
+    if kind == "PDFPasswordIncorrect":
         return "encrypted PDF (it needs a password); skipped"
-    detail = str(e) or type(e).__name__
+    if kind in ("PDFEncryptionError", "PDFEncryptionWarning"):
+        return f"encrypted PDF in a way this reader cannot decrypt ({inner}); skipped"
+    detail = str(inner) or kind
     return f"damaged PDF, cannot be read ({detail[:200]}); skipped"
 
 
