@@ -300,6 +300,8 @@ def test_run_reports_page_metrics(tmp_path, cache_dir, capsys):
     dump = tmp_path / "corpus.jsonl"
     assert main(["corpus", "info", "--corpus", str(docs), "--queries", str(gold),
                  "--dump", str(dump)]) == 0
+    assert "pages       3 in 1 documents; 15 of their 15 blocks have a page" in \
+        capsys.readouterr().out
     assert main(["export", "--format", "trec", str(out), "--dump", str(dump),
                  "--out", str(tmp_path / "trec")]) == 0
     folder = tmp_path / "trec" / "pages" / "fixed-200"
