@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from documents import MANUAL_RST, Page, manual_docx, manual_pdf, pdf
+from documents import MANUAL_RST, Page, manual_docx, manual_pdf, paragraph, pdf
 
 from chunkeval.corpus import load_corpus
 from chunkeval.corpus import sources
@@ -130,13 +130,13 @@ def test_without_the_library_one_line_says_what_to_install(tmp_path, monkeypatch
 
 
 def test_the_cache_key_knows_the_document_libraries(tmp_path, monkeypatch):
-    inputs = [("a.pdf", "0" * 64)]
-    before = sources._cache_key("docs", inputs, (), 1)
+    inputs, html = [("a.pdf", "0" * 64)], [("a.html", "0" * 64)]
+    before, html_before = (sources._cache_key("docs", inputs, (), 1),
+                           sources._cache_key("docs", html, (), 1))
     monkeypatch.setattr(sources, "_library", lambda fmt: None)
     assert sources._cache_key("docs", inputs, (), 1) != before
     # corpora without such files keep the keys they had
-    html = [("a.html", "0" * 64)]
-    assert sources._cache_key("docs", html, (), 1) == sources._cache_key("docs", html, (), 1)
+    assert sources._cache_key("docs", html, (), 1) == html_before
 
 
 def test_word_headings_by_style_lists_and_tables():
@@ -314,3 +314,14 @@ def test_run_reports_page_metrics(tmp_path, cache_dir, capsys):
         if (q, d) in {(r[0], r[2]) for r in run}}
     fixed = next(r for r in results.results if r.strategy == "fixed-200")
     assert len(hit) / 3 == pytest.approx(fixed.metrics["page_hit_at_k"].value)
+
+
+def test_a_pdf_without_headings_takes_its_title_from_the_metadata():
+    page = Page()
+    paragraph(page, 100, ["only body text here", "and a second line"])
+    doc, problems = parse_pdf(pdf([page], title="Lantern Notes"), "notes.pdf")
+    assert doc.title == "Lantern Notes"
+    assert _blocks(doc) == [(1, "paragraph", "only body text here and a second line")]
+    assert [p.message for p in problems] == [
+        "no headings (no line is set larger or bolder than the body text): it is read as "
+        "one section"]
