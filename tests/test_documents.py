@@ -10,18 +10,15 @@ import pytest
 
 from documents import MANUAL_RST, Page, manual_docx, manual_pdf, paragraph, pdf
 
-from chunkeval.corpus import load_corpus
-from chunkeval.corpus import sources
+from chunkeval.corpus import load_corpus, sources
 from chunkeval.corpus.pdf import parse_pdf
 from chunkeval.corpus.rst import parse_rst
 from chunkeval.corpus.word import parse_docx
 from chunkeval.errors import InputError
 from chunkeval.metrics import score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
-from chunkeval.results import Results
 from chunkeval.queries import build_query_set
-
-pytest.importorskip("pdfplumber")  # the `documents` extra; CI installs it with `test`
+from chunkeval.results import Results
 
 
 def _blocks(doc: Document) -> list[tuple]:
