@@ -322,3 +322,21 @@ def test_a_pdf_without_headings_takes_its_title_from_the_metadata():
     assert [p.message for p in problems] == [
         "no headings (no line is set larger or bolder than the body text): it is read as "
         "one section"]
+
+
+def test_word_without_a_title_style_starts_at_heading_1():
+    import io
+
+    import docx
+    d = docx.Document()
+    d.add_heading("Canal Locks", 1)
+    d.add_paragraph("The locks open at the signal.")
+    d.add_heading("Lock keepers", 2)
+    d.add_paragraph("A keeper lives beside each lock.")
+    out = io.BytesIO()
+    d.save(out)
+    doc, _ = parse_docx(out.getvalue(), "locks.docx")
+    assert [(b.kind, b.headings) for b in doc.blocks] == [
+        ("heading1", ("Canal Locks", "", "")), ("paragraph", ("Canal Locks", "", "")),
+        ("heading2", ("Canal Locks", "Lock keepers", "")),
+        ("paragraph", ("Canal Locks", "Lock keepers", ""))]

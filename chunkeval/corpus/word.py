@@ -70,8 +70,8 @@ def parse_docx(data: bytes, doc_id: str, *, path: str | None = None
         document = docx.Document(io.BytesIO(data))
         body = list(document.element.body.iterchildren())
     except Exception as e:  # a damaged zip or a part that is not WordprocessingML
-        raise InputError(where, f"not a readable Word (.docx) file ({str(e)[:200] or type(e).__name__}); "
-                                "skipped") from None
+        why = str(e)[:200] or type(e).__name__
+        raise InputError(where, f"not a readable Word (.docx) file ({why}); skipped") from None
 
     found: list[tuple[str, str, tuple[str, ...]]] = []  # kind, text, table rows
     for el in body:
@@ -98,8 +98,7 @@ def parse_docx(data: bytes, doc_id: str, *, path: str | None = None
     title, path_, parts = "", ["", "", ""], []
     for kind, text, rows in found:
         if kind.startswith("heading"):
-            level = min(int(kind[7:]) + shift, 4) if kind != "heading0" else 1
-            level = max(level, 1)
+            level = 1 if kind == "heading0" else min(int(kind[7:]) + shift, 4)
             kind = f"heading{level}"
             if level == 1:
                 title = title or text
