@@ -340,3 +340,22 @@ def test_word_without_a_title_style_starts_at_heading_1():
         ("heading1", ("Canal Locks", "", "")), ("paragraph", ("Canal Locks", "", "")),
         ("heading2", ("Canal Locks", "Lock keepers", "")),
         ("paragraph", ("Canal Locks", "Lock keepers", ""))]
+
+
+def test_contents_and_index_pages_are_dropped_but_their_heading_stays():
+    contents, body, index = Page(), Page(), Page()
+    contents.text(72, 80, 17, "Contents", "bold")
+    for i, entry in enumerate(["1 Lanterns . . . . . . . . 2", "1.1 Wicks . . . . . . . . 2",
+                               "1.2 A wrapped entry whose title runs onto",
+                               "a second line . . . . . . . . 3"]):
+        contents.text(72, 110 + 14 * i, 11, entry)
+    body.text(72, 80, 17, "1 Lanterns", "bold")
+    paragraph(body, 110, ["Lanterns burn oil.", "Wicks are trimmed daily."])
+    index.text(72, 80, 17, "Index", "bold")
+    index.text(72, 110, 11, "A W", "bold")
+    index.text(72, 124, 11, "abline . . . . . . . . 2 wick . . . . . . . . 2, 3")
+    index.text(72, 138, 11, "axis . . . . . . . . 3, 4")
+    doc, _ = parse_pdf(pdf([contents, body, index]), "book.pdf")
+    assert _blocks(doc) == [(1, "heading1", "Contents"), (2, "heading1", "1 Lanterns"),
+                            (2, "paragraph", "Lanterns burn oil. Wicks are trimmed daily."),
+                            (3, "heading1", "Index")]

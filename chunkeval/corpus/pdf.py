@@ -26,7 +26,8 @@ PDF_PARSER_VERSION = "1"
 
 _BOLD = re.compile(r"(?i)bold|black|heavy|semibold|demi|\+?cmbx|\bcmb\d|-b$|,b$")
 _MONO = re.compile(r"(?i)mono|courier|cmtt|cmsltt|consol|menlo|typewriter|code")
-_TOC = re.compile(r"(?:\s*\.){4,}\s*[0-9ivxlcdm]+\s*$")
+# Dot leaders and a page number, or a list of them (an index entry: ". . . 27, 34")
+_TOC = re.compile(r"(?:\s*\.){4,}\s*[0-9ivxlcdm]+(?:\s*[,–-]\s*[0-9ivxlcdm]+)*\s*$")
 _BULLET = re.compile(r"^(?:[•◦▪▫■□●○·‣⁃–—*-]|\(?[0-9]{1,3}[.)]|\(?[a-z][.)])\s")
 _DIGITS = re.compile(r"[0-9]+|\b[ivxlcdm]+\b")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
