@@ -4,6 +4,7 @@ headings, tables and pages; the files that cannot be read give one line each."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -19,6 +20,13 @@ from chunkeval.metrics import score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 from chunkeval.queries import build_query_set
 from chunkeval.results import Results
+
+
+def page_data(path) -> dict:
+    """The data the per-query page carries."""
+    text = path.read_text(encoding="utf-8")
+    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+                                text, re.S).group(1))
 
 
 def _blocks(doc: Document) -> list[tuple]:
@@ -291,8 +299,13 @@ def test_run_reports_page_metrics(tmp_path, cache_dir, capsys):
         assert r.metrics["budget_pages"].value >= 1
     report = (out / "report.md").read_text()
     assert "page hit@5" in report and "pages in budget" in report
-    page = (out / "queries.html").read_text()
-    assert '"pages": [[' in page or '"pages":[[' in page
+    # the per-query page: each chunk's pages, from its offsets, and the gold's pages
+    data = page_data(out / "queries.html")
+    doc = load_corpus(str(docs))["guide.pdf"]
+    (shown,) = data["sets"]
+    assert shown["pages"] == [list(doc.pages_of(a, b)) for _, a, b, *_ in shown["chunks"]]
+    assert any(len(p) > 1 for p in shown["pages"])
+    assert {q[0]: q[5] for q in shown["queries"]} == {"oil": [2], "store": [3], "boat": [1]}
     # export: page-level qrels and runs beside the chunk-level ones
     dump = tmp_path / "corpus.jsonl"
     assert main(["corpus", "info", "--corpus", str(docs), "--queries", str(gold),
