@@ -141,8 +141,9 @@ def manual_pdf(**kw) -> bytes:
     y = paragraph(p1, y + 50, ["Trim the wick with the brass scissors and keep",
                                "the glass chimney clean of soot, otherwise the"])
     y = paragraph(p2, 80, ["flame flickers and the orchard stays dark all night."])
-    for item in ("- keep a spare wick", "- keep the oil dry"):
-        y = paragraph(p2, y + 10, [item])
+    y = paragraph(p2, y + 10, ["- keep a spare wick and a box of"])
+    y = paragraph(p2, y, ["dry matches"], x=84)  # an item's second line, under its text
+    y = paragraph(p2, y + 10, ["- keep the oil dry"])
     y = paragraph(p2, y + 12, ["A wick sample in code:"])
     for code in ("trim(wick, length=2)", "light(wick)"):
         p2.text(90, y, 10, code, "mono")

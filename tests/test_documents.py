@@ -48,7 +48,7 @@ def test_pdf_blocks_know_their_page_and_lose_running_headers():
         (1, "paragraph", "Trim the wick with the brass scissors and keep the glass chimney "
                          "clean of soot, otherwise the"),
         (2, "paragraph", "flame flickers and the orchard stays dark all night."),
-        (2, "item", "- keep a spare wick"),
+        (2, "item", "- keep a spare wick and a box of dry matches"),
         (2, "item", "- keep the oil dry"),
         (2, "paragraph", "A wick sample in code:"),
         (2, "pre", "trim(wick, length=2)\nlight(wick)"),

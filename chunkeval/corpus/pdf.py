@@ -248,7 +248,9 @@ def parse_pdf(data: bytes, doc_id: str, *, path: str | None = None
             same = bool(texts) and not gap and (
                 (this == kind and this.startswith("heading"))
                 or (this == "pre" and kind == "pre")
-                or (this == "paragraph" and kind in ("paragraph", "item") and not indented))
+                or (this == "paragraph" and kind == "paragraph" and not indented)
+                # an item's lines run on at or right of its bullet (a hanging indent)
+                or (this == "paragraph" and kind == "item" and line.x0 >= x_min - 1))
             if not same:
                 flush()
                 kind, x_min = this, line.x0
