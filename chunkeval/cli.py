@@ -387,6 +387,12 @@ def _info(args) -> int:
         "query_sets": {qs.name: _set_info(session, spec) for spec, qs in sets.items()},
         "problems": [str(p) for p in problems],
     }
+    if corpus.paged:  # PDF: how many pages, and that every block of those documents has one
+        paged = [d for d in corpus.documents if d.paged]
+        info["pages"] = {"documents": len(paged),
+                         "pages": sum(max(b.page for b in d.blocks) for d in paged),
+                         "blocks": sum(len(d.blocks) for d in paged),
+                         "blocks_with_page": sum(1 for d in paged for b in d.blocks if b.page)}
     if args.dump:
         lines = [json.dumps({"type": "document", **d.to_json()}, ensure_ascii=False)
                  for d in corpus.documents]
@@ -406,6 +412,10 @@ def _info(args) -> int:
         print(f"fingerprint {info['fingerprint']} (corpus {info['corpus_fingerprint']})")
         print("blocks      " + ", ".join(f"{k} {v}" for k, v in info["blocks"].items()))
         print("formats     " + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
+        if "pages" in info:
+            p = info["pages"]
+            print(f"pages       {p['pages']:,} in {p['documents']} documents; "
+                  f"{p['blocks_with_page']:,} of their {p['blocks']:,} blocks have a page")
         for kind, rules in info["removed"].items():
             print(f"removed     from {kind}, what a reader does not see:")
             for rule, r in rules.items():

@@ -21,6 +21,11 @@ strategy's top k, relevant or not, so that a query whose chunks hold no gold sti
 (as 0). Strategies do not share qrels: their chunks are different documents, and a span
 may carry another text under another strategy (a heading prefix).
 
+For a corpus with pages (PDF) each strategy folder also holds page-level files: a document
+is "doc#page", the qrels are each query's gold pages (relevance 1), and the run lists the
+pages of the top k chunks, a page scored by the best rank of a chunk on it - the page hit@k
+of results.json is the share of queries whose run holds a relevant page.
+
 The gold comes from `chunkeval corpus info --dump`: the query sets' views and queries, each
 set checked against the fingerprint results.json recorded.
 """
@@ -63,7 +68,8 @@ def read_dump(path: str | os.PathLike) -> dict[str, QuerySet]:
             elif row["type"] == "query":
                 asked[row["set"]].append(Query(
                     row["id"], row["query"], row["doc"], row["answer"],
-                    tuple(row.get("answers", ())), tuple(tuple(s) for s in row.get("spans", ()))))
+                    tuple(row.get("answers", ())), tuple(tuple(s) for s in row.get("spans", ())),
+                    tuple(row.get("pages", ()))))
         except (ValueError, KeyError, TypeError) as e:
             raise InputError(f"{path}:{n}", f"not a line of `chunkeval corpus info --dump` "
                                             f"({e})") from None
@@ -128,6 +134,19 @@ def ranking(result: Result, k: int) -> list[list[str]]:
     return [[f"{d}:{a}:{b}" for d, a, b, _ in q.retrieved[:k]] for q in result.per_query]
 
 
+def page_ranking(result: Result, view: Corpus, k: int) -> list[dict[str, float]]:
+    """Per query, the pages ("doc#page") of the top k chunks, each scored k - (the rank from
+    0 of the first chunk on it)."""
+    out = []
+    for q in result.per_query:
+        pages: dict[str, float] = {}
+        for i, (d, a, b, _) in enumerate(q.retrieved[:k]):
+            for p in (view[d].pages_of(a, b) if d in view else ()):
+                pages.setdefault(f"{d}#{p}", float(k - i))
+        out.append(pages)
+    return out
+
+
 def _scored(top: list[str], k: int) -> dict[str, float]:
     """k for the first chunk, down by one a rank; a chunk listed twice keeps its first."""
     out: dict[str, float] = {}
@@ -167,15 +186,34 @@ def export(results: Results, sets: dict[str, QuerySet], fmt: str, out: str | os.
                            if top}
                     written.append(_write_run(folder, r.retriever, run,
                                               f"{strategy}.{r.retriever}", fmt))
+            if qs.view.paged:
+                written += _pages(results, qs, strategy, folder, fmt)
     return written
 
 
-def _write_qrels(folder: Path, qrels: dict, fmt: str) -> Path:
+def _pages(results: Results, qs: QuerySet, strategy: str, folder: Path, fmt: str) -> list[Path]:
+    """The page-level qrels and runs of one strategy (see the module notes)."""
+    ids = [q.id for q in qs.queries]
+    qrels = {q.id: {f"{q.doc_id}#{p}": 1 for p in q.pages} for q in qs.queries if q.pages}
+    if not qrels:
+        return []
+    written = [_write_qrels(folder, qrels, fmt, "pages-")]
+    for r in results.results:
+        if r.query_set == qs.name and r.strategy == strategy:
+            run = {qid: pages for qid, pages in zip(ids, page_ranking(r, qs.view,
+                                                                     results.settings.k))
+                   if pages}
+            written.append(_write_run(folder, f"pages-{r.retriever}", run,
+                                      f"{strategy}.{r.retriever}.pages", fmt))
+    return written
+
+
+def _write_qrels(folder: Path, qrels: dict, fmt: str, prefix: str = "") -> Path:
     if fmt == "ranx":
-        return atomic_write(folder / "qrels.json", json.dumps(qrels, ensure_ascii=False))
+        return atomic_write(folder / f"{prefix}qrels.json", json.dumps(qrels, ensure_ascii=False))
     lines = [f"{_trec(q)} 0 {_trec(c)} {rel}" for q, rels in qrels.items()
              for c, rel in rels.items()]
-    return atomic_write(folder / "qrels.trec", "\n".join(lines) + "\n")
+    return atomic_write(folder / f"{prefix}qrels.trec", "\n".join(lines) + "\n")
 
 
 def _write_run(folder: Path, retriever: str, run: dict, tag: str, fmt: str) -> Path:

@@ -20,6 +20,12 @@ the gold document and holds at least one gold shingle.
   already holds everything the top k holds. Gains need only the retrieved chunks, so both
   recompute from results.json.
 
+Pages (a corpus with pages, PDF): a chunk's pages are those of the blocks its range
+overlaps (Document.pages_of); a query's gold pages are those of its gold (Query.pages).
+  page hit@k: a top-k chunk of the gold document is on a gold page (queries with gold pages).
+  pages in budget: how many pages (document, page) the chunks within the budget come from,
+  what a reader is sent to when checking the answer.
+
 A gold text shorter than the shingle size is one shingle; it counts as found when it occurs
 inside a chunk's whitespace-free text (matching it against the chunk's 8-character shingles
 would find it only in a chunk of exactly that text). For longer gold texts the two rules agree.
@@ -66,6 +72,7 @@ COMPLETE_AT, SHINGLE, LENGTH = DEFAULTS.complete_at, DEFAULTS.shingle, DEFAULTS.
 COVERAGE = DEFAULTS.coverage
 # Chroma's chunking evaluation's metrics (its base_evaluation.py), on positional gold only.
 CHROMA_METRICS = ("chroma_recall", "chroma_precision", "chroma_iou", "precision_omega")
+PAGE_METRICS = ("page_hit_at_k", "budget_pages")
 SHORT_CHUNK = 30
 # Shingles looked up at once when scoring a ranking, and shingles a view's vocabulary takes
 # in at once: they bound the memory of those steps.
@@ -150,6 +157,9 @@ class Scores:
     positional: np.ndarray | None = None
     chroma: dict[str, np.ndarray] = field(default_factory=dict)
     fallback: int = 0
+    # A view with pages: page hit@k (NaN for a query without gold pages) and pages in budget.
+    page_hit: np.ndarray | None = None
+    budget_pages: np.ndarray | None = None
 
     @classmethod
     def blank(cls, query_ids: list[str], budgets: Sequence[int], settings: dict) -> "Scores":
@@ -176,10 +186,15 @@ class Scores:
 
     def summary(self) -> dict[str, Stat]:
         out = {m.name: Stat(*mean_se(self.values(m.name))) for m in METRICS
-               if m.name not in CHROMA_METRICS}
+               if m.name not in CHROMA_METRICS + PAGE_METRICS}
         if self.positional is not None and self.positional.any():
             out |= {name: Stat(*mean_se(self.chroma[name][self.positional]))
                     for name in CHROMA_METRICS}
+        if self.budget_pages is not None:
+            paged = ~np.isnan(self.page_hit)
+            if paged.any():
+                out["page_hit_at_k"] = Stat(*mean_se(self.page_hit[paged]))
+            out["budget_pages"] = Stat(*mean_se(self.budget_pages))
         return out
 
     def curve_summary(self) -> dict[int, Stat]:
@@ -249,8 +264,43 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
     placed = [qi for qi, q in enumerate(queries) if q.spans] if coverage != "text" else []
     if placed:
         _score_positional(out, query_set, handed, ranking, placed, **args)
+    if getattr(query_set.view, "paged", False):
+        _score_pages(out, query_set, handed, ranking, k=k, budget=budget, length=length)
     out.complete = out.coverage >= complete_at
     return out
+
+
+def _score_pages(out: Scores, query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray,
+                 *, k: int, budget: int, length: Length) -> None:
+    """page hit@k and pages in budget (see the module notes) of a view with pages."""
+    docs = {d.id: d for d in query_set.view.documents}
+    n = len(query_set.queries)
+    out.page_hit = np.full(n, np.nan)
+    out.budget_pages = np.zeros(n)
+    pages: dict[int, tuple[int, ...]] = {}
+    lengths: dict[int, int] = {}
+
+    def pages_of(i: int) -> tuple[int, ...]:
+        if i not in pages:
+            c = handed[i]
+            doc = docs.get(c.doc_id)
+            pages[i] = doc.pages_of(c.start, c.end) if doc is not None else ()
+        return pages[i]
+
+    def length_of(i: int) -> int:
+        if i not in lengths:
+            lengths[i] = length(handed[i].text)
+        return lengths[i]
+
+    for qi, q in enumerate(query_set.queries):
+        row = [int(i) for i in ranking[qi] if i >= 0]
+        taken = _taken_within((length_of(i) for i in row), budget)  # stops at the budget
+        out.budget_pages[qi] = len({(handed[i].doc_id, p) for i in row[:taken]
+                                    for p in pages_of(i)})
+        if q.pages:
+            gold = set(q.pages)
+            out.page_hit[qi] = any(handed[i].doc_id == q.doc_id and gold.intersection(pages_of(i))
+                                   for i in row[:k])
 
 
 def _shingle_lookup(handed: Sequence[Chunk], shingle: int,

@@ -41,6 +41,7 @@ class Part:
     headings: Headings = ("", "", "")
     rows: tuple[str, ...] = ()
     header_rows: int = 0
+    page: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,9 @@ class Block:
     """A unit of document structure with `[start, end)` offsets into Document.text.
 
     For a table, `rows` are the `[start, end)` spans of its rows (one line each) and the
-    first `header_rows` of them are header rows.
+    first `header_rows` of them are header rows. `page` is the 1-based page the block is
+    on (a PDF's paragraph that runs over a page break is two blocks); 0 when the source
+    has no pages.
     """
 
     kind: str
@@ -57,6 +60,7 @@ class Block:
     headings: Headings
     rows: tuple[tuple[int, int], ...] = ()
     header_rows: int = 0
+    page: int = 0
 
     @property
     def is_heading(self) -> bool:
@@ -102,7 +106,7 @@ class Document:
                     p += len(row) + 1
             pieces.append(part.text)
             blocks.append(Block(part.kind, pos, pos + len(part.text), part.headings,
-                                tuple(rows), part.header_rows))
+                                tuple(rows), part.header_rows, part.page))
             pos += len(part.text)
         return cls(id, title, "".join(pieces), tuple(blocks), source)
 
@@ -113,8 +117,25 @@ class Document:
             rows = tuple(self.text[s:e] for s, e in b.rows)
             # A Markdown table's text also holds its delimiter line, which is no row.
             text = "\n".join(rows) if rows else self.text[b.start:b.end]
-            out.append(Part(b.kind, text, b.headings, rows, b.header_rows))
+            out.append(Part(b.kind, text, b.headings, rows, b.header_rows, b.page))
         return out
+
+    @property
+    def paged(self) -> bool:
+        return any(b.page for b in self.blocks)
+
+    def pages_of(self, start: int, end: int) -> tuple[int, ...]:
+        """The pages text [start, end) lies on: those of the blocks it overlaps, or of the
+        block before it when it holds only a separator; () for a document without pages."""
+        i = bisect.bisect_right(self.blocks, start, key=lambda b: b.end)
+        pages = set()
+        for b in self.blocks[i:]:
+            if b.start >= max(end, start + 1):
+                break
+            pages.add(b.page)
+        if not pages and i:
+            pages.add(self.blocks[i - 1].page)
+        return tuple(sorted(p for p in pages if p))
 
     def block_text(self, block: Block) -> str:
         return self.text[block.start:block.end]
@@ -149,7 +170,8 @@ class Document:
             "blocks": [{"kind": b.kind, "start": b.start, "end": b.end,
                         "headings": list(b.headings),
                         **({"rows": [list(r) for r in b.rows], "header_rows": b.header_rows}
-                           if b.kind == "table" else {})}
+                           if b.kind == "table" else {}),
+                        **({"page": b.page} if b.page else {})}
                        for b in self.blocks],
             # only when there is one, so that an HTML corpus's fingerprint stays as it was
             **({"file_map": [list(r) for r in self.file_map]} if self.file_map else {}),
@@ -159,7 +181,8 @@ class Document:
     @classmethod
     def from_json(cls, d: dict) -> "Document":
         blocks = tuple(Block(b["kind"], b["start"], b["end"], tuple(b["headings"]),
-                             tuple(tuple(r) for r in b.get("rows", ())), b.get("header_rows", 0))
+                             tuple(tuple(r) for r in b.get("rows", ())), b.get("header_rows", 0),
+                             b.get("page", 0))
                        for b in d["blocks"])
         return cls(d["id"], d["title"], d["text"], blocks, d.get("source", ""),
                    tuple(tuple(r) for r in d.get("file_map", ())),
@@ -199,6 +222,11 @@ class Corpus:
     def fingerprint(self) -> str:
         return _digest([d.to_json() for d in self.documents])[:16]
 
+    @cached_property
+    def paged(self) -> bool:
+        """Some document has pages (a PDF): the page metrics apply."""
+        return any(d.paged for d in self.documents)
+
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -211,6 +239,8 @@ class Query:
     # [start, end) offsets into the document text the excerpts came from, when given so.
     answers: tuple[str, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
+    # The pages the gold is on (a document with pages): what page_hit_at_k looks for.
+    pages: tuple[int, ...] = ()
 
     @property
     def golds(self) -> tuple[str, ...]:
@@ -223,6 +253,8 @@ class Query:
             out["answers"] = list(self.answers)
         if self.spans:
             out["spans"] = [list(s) for s in self.spans]
+        if self.pages:
+            out["pages"] = list(self.pages)
         return out
 
 
@@ -248,6 +280,7 @@ class QuerySet:
         # Extra gold forms only when present, so single-answer sets keep their fingerprints.
         qs = [[q.id, q.text, q.doc_id, q.answer]
               + ([list(q.answers), [list(s) for s in q.spans]] if q.answers else [])
+              + ([list(q.pages)] if q.pages else [])
               for q in self.queries]
         return _digest({"queries": qs, "view": self.view.fingerprint})[:16]
 

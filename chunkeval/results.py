@@ -85,6 +85,7 @@ class Metric:
     series: str | None  # the per-query series it is the mean of; None: summary only
     gated: bool  # gated by default (README, "How much to trust the gate")
     label: str  # as tables show it; "k" is the run's k
+    rate: bool = True  # a share in [0, 1]; else a mean count (pages)
 
     def title(self, k: int) -> str:
         return self.label.replace("@k", f"@{k}")
@@ -106,6 +107,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("chroma_precision", None, False, "Chroma precision"),
     Metric("chroma_iou", None, False, "Chroma IoU"),
     Metric("precision_omega", None, False, "precision Ω"),
+    # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
+    # pages (document, page) the chunks within the budget come from (metrics.py)
+    Metric("page_hit_at_k", None, False, "page hit@k"),
+    Metric("budget_pages", None, False, "pages in budget", rate=False),
 )
 BY_NAME = {m.name: m for m in METRICS}
 # Metrics a per-query series stands behind: what the gate can compare.
@@ -113,7 +118,7 @@ COMPARED = tuple(m for m in METRICS if m.series is not None)
 GATED = tuple(m.name for m in METRICS if m.gated)
 # Recorded since the rank metrics exist: older results and baselines may lack them.
 OPTIONAL = ("precision", "iou", "mrr_at_k", "ndcg_at_k", "chroma_recall", "chroma_precision",
-            "chroma_iou", "precision_omega")
+            "chroma_iou", "precision_omega", "page_hit_at_k", "budget_pages")
 SERIES = ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")  # stored per query
 
 
@@ -180,10 +185,13 @@ class Stat:
         return {"value": self.value, "se": self.se}
 
     @classmethod
-    def from_json(cls, data: Any, check: Check) -> "Stat":
+    def from_json(cls, data: Any, check: Check, rate: bool = True) -> "Stat":
         check.object(data)
         check.has(data, "value", "se")
-        check.rate(data["value"], "value")
+        if rate:
+            check.rate(data["value"], "value")
+        else:
+            check.number(data["value"], "value")
         check.number(data["se"], "se")
         return cls(data["value"], data["se"])
 
@@ -457,7 +465,7 @@ class Result:
         mc = check.at("metrics")
         mc.object(m)
         mc.has(m, "cut_rate", *(x.name for x in METRICS if x.name not in OPTIONAL))
-        metrics = {x.name: Stat.from_json(m[x.name], mc.at(x.name)) for x in METRICS
+        metrics = {x.name: Stat.from_json(m[x.name], mc.at(x.name), x.rate) for x in METRICS
                    if x.name in m}
         unknown = sorted(set(m) - set(BY_NAME) - {"cut_rate"})
         mc.that(not unknown, unknown[0] if unknown else None, "is not a metric")

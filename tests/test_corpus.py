@@ -43,7 +43,7 @@ def html_dir(tmp_path):
     write(root / "sub" / "d.xhtml", PAGE.format("Dee", "xhtml page"))
     write(root / "sub" / "e.html.gz", gzip.compress(PAGE.format("Ee", "zipped").encode()))
     write(root / "sub" / "sjis.html", (DATA / "parse_shift_jis.html").read_bytes())
-    write(root / "notes.rst", "not a format we read")
+    write(root / "notes.odt", "not a format we read")
     write(root / ".hidden" / "x.html", PAGE.format("Hidden", "skipped"))
     return root
 
@@ -57,7 +57,8 @@ def test_directory_corpus(html_dir):
     assert "シフトJISで書かれた本文" in corpus["sub/sjis.html"].text
     assert corpus["a.html"].source == "docs/a.html"
     assert [p.message for p in corpus.problems] == [
-        "1 unsupported file(s) not read (not HTML, Markdown or text): notes.rst"]
+        "1 unsupported file(s) not read (not HTML, Markdown, text, PDF, Word or "
+        "reStructuredText): notes.odt"]
 
 
 BAD_FILES = {
@@ -110,8 +111,9 @@ def test_file_is_not_a_directory(tmp_path):
 
 
 def test_directory_without_html(tmp_path):
-    write(tmp_path / "empty" / "readme.rst", "nothing")
-    with pytest.raises(CorpusError, match=r"no HTML, Markdown or text files .*\*\.html"):
+    write(tmp_path / "empty" / "readme.odt", "nothing")
+    with pytest.raises(CorpusError, match=r"no HTML, Markdown, text, PDF, Word or "
+                                          r"reStructuredText files .*\*\.html"):
         load_corpus(str(tmp_path / "empty"))
 
 

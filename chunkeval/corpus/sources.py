@@ -1,8 +1,10 @@
-"""Corpus sources: a built-in corpus (debian.py) or a directory of HTML, Markdown and text.
+"""Corpus sources: a built-in corpus (debian.py) or a directory of HTML, Markdown, text, PDF,
+Word (.docx) and reStructuredText files.
 
-Files become documents through the parser of their format (html.py, markdown.py). Parsed
-corpora are cached under cache_root()/corpus, keyed by the parser versions, the inputs'
-hashes and the boilerplate selectors, so a second load reads one file.
+Files become documents through the parser of their format (html.py, markdown.py, pdf.py,
+word.py, rst.py). Parsed corpora are cached under cache_root()/corpus, keyed by the parser
+versions, the versions of the document libraries, the inputs' hashes and the boilerplate
+selectors, so a second load reads one file.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -28,9 +31,16 @@ from .debian import (BUILTIN_CORPORA, DEFAULT_CORPUS, builtin_packages, fetch_bu
                      language_pages)
 from .html import DEFAULT_DROP, HTML_SUFFIXES, PARSER_VERSION, check_selectors, parse_html
 from .markdown import TEXT_PARSER_VERSION, parse_markdown, parse_plain
+from .pdf import PDF_PARSER_VERSION, parse_pdf
+from .rst import RST_PARSER_VERSION, parse_rst
+from .word import DOCX_PARSER_VERSION, parse_docx
 
 # The file formats a corpus directory may hold, by suffix.
-FORMATS = {"html": HTML_SUFFIXES, "markdown": (".md", ".markdown"), "text": (".txt",)}
+FORMATS = {"html": HTML_SUFFIXES, "markdown": (".md", ".markdown"), "text": (".txt",),
+           "pdf": (".pdf",), "word": (".docx",), "rst": (".rst", ".rest")}
+# The formats read with an optional library (the `documents` extra): (module, distribution).
+LIBRARIES = {"pdf": ("pdfplumber", "pdfplumber"), "word": ("docx", "python-docx"),
+             "rst": ("docutils", "docutils")}
 CACHE_FORMAT = 1
 # A page larger than this (read, or once decompressed) is skipped with a warning: parsing a
 # page and building its query sets take a few tens of times its size in memory
@@ -47,7 +57,24 @@ def format_of(name: str) -> str | None:
 
 def _parser(doc_id: str):
     fmt = format_of(doc_id)
-    return {"markdown": parse_markdown, "text": parse_plain}.get(fmt, parse_html)
+    return {"markdown": parse_markdown, "text": parse_plain, "pdf": parse_pdf,
+            "word": parse_docx, "rst": parse_rst}.get(fmt, parse_html)
+
+
+def _library(fmt: str) -> str | None:
+    """The installed version of the library a format is read with; None when it is not
+    installed (or the format needs none: then "")."""
+    if fmt not in LIBRARIES:
+        return ""
+    import importlib.metadata  # only when a corpus holds such files
+
+    module, dist = LIBRARIES[fmt]
+    if importlib.util.find_spec(module) is None:
+        return None
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 # --- loading --------------------------------------------------------------------------
@@ -203,17 +230,21 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                                  gz_name=name.lower().endswith(".gz")))
     if not inputs:
         known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
-        raise CorpusError(f"no HTML, Markdown or text files ({known}) under {given}"
+        raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
+                          f"({known}) under {given}"
                           + (f" ({problems[0]})" if problems else ""))
     return inputs, problems, unsupported
 
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
                max_bytes: int) -> str:
+    formats = sorted({format_of(doc_id) or "html" for doc_id, _ in inputs} & set(LIBRARIES))
+    documents = [[PDF_PARSER_VERSION, DOCX_PARSER_VERSION, RST_PARSER_VERSION],
+                 {f: _library(f) for f in formats}] if formats else []
     # the parsers' code itself: a checkout edited in place keeps its version numbers
     code = code_digest(("corpus/*.py", "model.py"))
     blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, code, name, sorted(inputs),
-                       sorted(drop), max_bytes], ensure_ascii=False)
+                       sorted(drop), max_bytes] + documents, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -254,9 +285,23 @@ def _write_cache(path: Path, name: str, docs, problems) -> None:
 def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None,
                max_bytes: int = MAX_DOCUMENT_MB * 10**6):
     docs, problems = [], []
+    # A format whose library is missing: one line for all its files, not one per file.
+    missing: dict[str, list[str]] = {}
+    for item in inputs:
+        fmt = format_of(item.doc_id) or "html"
+        if _library(fmt) is None:
+            missing.setdefault(fmt, []).append(item.doc_id)
+    for fmt, ids in missing.items():
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        problems.append((ids[0], f"{len(ids)} {fmt} file(s) not read ({shown}): reading them "
+                                 f"needs {LIBRARIES[fmt][1]}; pip install 'chunkeval[documents]'",
+                         None))
+    skipped = {doc_id for ids in missing.values() for doc_id in ids}
     with Progress(f"parsing {name}", len(inputs), enabled=progress) as bar:
         for item in inputs:
-            if isinstance(item.data, OSError):
+            if item.doc_id in skipped:
+                pass
+            elif isinstance(item.data, OSError):
                 reason = item.data.strerror or str(item.data)
                 problems.append((item.doc_id, f"cannot read: {reason}", None))
             else:
@@ -324,7 +369,8 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         shown = ", ".join(unsupported[:20]) + (f" and {len(unsupported) - 20} more"
                                                if len(unsupported) > 20 else "")
         problem_list += (Problem(source, f"{len(unsupported)} unsupported file(s) not read "
-                                         f"(not HTML, Markdown or text): {shown}"),)
+                                         f"(not HTML, Markdown, text, PDF, Word or "
+                                         f"reStructuredText): {shown}"),)
     if not docs:
         shown = "; ".join(str(p) for p in problem_list[:5])
         raise CorpusError(f"no document in {source} could be read: {shown}")

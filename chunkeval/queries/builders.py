@@ -244,7 +244,7 @@ def _view_parts(doc: Document, edit: _Edit, scrub: Scrub | None,
                 text = "\n".join(rows)
             else:
                 text = scrub(text)
-        out.append(Part(p.kind, text, tuple(headings), rows, p.header_rows))
+        out.append(Part(p.kind, text, tuple(headings), rows, p.header_rows, p.page))
     return out
 
 
@@ -265,6 +265,20 @@ def _gold(parts: list[Part | None], cand: _Candidate, cap: bool) -> str:
         cut = gold.rfind("。", 0, TITLE_GOLD_CAP)
         gold = gold[:cut + 1] if cut + 1 >= TITLE_GOLD_TARGET else gold[:TITLE_GOLD_CAP].rstrip()
     return gold
+
+
+def _gold_pages(parts: list[Part | None], cand: _Candidate, cap: bool) -> tuple[int, ...]:
+    """The pages of the blocks _gold reads (a document with pages; else ())."""
+    first, end = cand.gold_blocks
+    pages, gold = set(), ""
+    for p in parts[first:end]:
+        if p is None:
+            continue
+        pages.add(p.page)
+        gold = normalize(gold + " " + p.text) if cap else gold
+        if cap and len(gold) >= TITLE_GOLD_TARGET:
+            break
+    return tuple(sorted(pages - {0}))
 
 
 # ---------------------------------------------------------------------------------------
@@ -388,7 +402,8 @@ def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     scrub = _scrubber(c.text for c in chosen) if scrubs else None
     parts = {d.id: _view_parts(d, edits.get(d.id, _Edit()), scrub, base[d.id])
              for d in corpus.documents}
-    queries = tuple(Query(c.id, c.text, c.doc_id, _gold(parts[c.doc_id], c, cap)) for c in chosen)
+    queries = tuple(Query(c.id, c.text, c.doc_id, _gold(parts[c.doc_id], c, cap),
+                          pages=_gold_pages(parts[c.doc_id], c, cap)) for c in chosen)
     docs = []
     for d in corpus.documents:
         kept = [p for p in parts[d.id] if p is not None]

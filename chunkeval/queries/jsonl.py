@@ -1,6 +1,9 @@
 """A user's query set: a JSONL file of questions with their gold answers.
 
 One {"id", "query", "doc", and "answer" | "answers" | "spans" | "start"+"end"} object a line.
+For a document with pages (PDF), the gold may be pages instead: "page": 3 or "pages": [3, 4]
+(the text of every block on them is the gold, by position); given beside another gold form,
+the pages are what page hit@k looks for, else the pages of that gold are.
 A line that cannot be used is skipped with a Problem naming the file and line. The first line
 may instead be {"chunkeval_meta": {...}}: where the questions came from (an import, or a
 generator and its seed), which the reader skips.
@@ -82,6 +85,40 @@ def _jsonl_gold(obj: dict, form: str, doc: Document, bare: str):
     return (tuple(answers), tuple(spans)), None
 
 
+def _pages(obj: dict, doc: Document):
+    """(the pages given, None) or (None, why not); () when none are given."""
+    if "page" in obj and "pages" in obj:
+        return None, "give 'page' or 'pages', not both"
+    given = [obj["page"]] if "page" in obj else obj.get("pages", [])
+    if not isinstance(given, list) or ("pages" in obj and not given):
+        return None, "'pages' must be a non-empty list of page numbers"
+    if not given:
+        return (), None
+    if not doc.paged:
+        return None, f"{doc.id} has no pages (only a PDF has)"
+    last = max(b.page for b in doc.blocks)
+    if not all(type(p) is int and 1 <= p <= last for p in given):
+        return None, f"pages must be whole numbers from 1 to {last} (the pages of {doc.id})"
+    return tuple(sorted(set(given))), None
+
+
+def _page_spans(doc: Document, pages: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    return tuple((b.start, b.end) for b in doc.blocks if b.page in pages)
+
+
+def _pages_of_text(doc: Document, answers: tuple[str, ...]) -> tuple[int, ...]:
+    """The pages of the first place each answer occurs (compared without whitespace)."""
+    at = [i for i, ch in enumerate(doc.text) if not ch.isspace()]
+    bare = "".join(doc.text[i] for i in at)
+    pages: set[int] = set()
+    for a in answers:
+        a = "".join(a.split())
+        i = bare.find(a)
+        if i >= 0 and a:
+            pages.update(doc.pages_of(at[i], at[i + len(a) - 1] + 1))
+    return tuple(sorted(pages))
+
+
 def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
     try:
         size, limit = path.stat().st_size, int(MAX_FILE_MB * 10**6)
@@ -119,8 +156,8 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
         has_offsets = "start" in obj and "end" in obj
         forms = [f for f in ("answer", "answers", "spans") if f in obj] + (["start/end"] if has_offsets else [])
         missing = [k for k in ("id", "query", "doc") if k not in obj]
-        if not forms:
-            missing.append("answer, answers or spans (or start and end)")
+        if not forms and "page" not in obj and "pages" not in obj:
+            missing.append("answer, answers or spans (or start and end, or pages)")
         if missing:
             bad(f"missing key(s): {', '.join(missing)}")
             continue
@@ -144,17 +181,28 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
         doc = corpus[doc_id]
         if doc_id not in bare_text:
             bare_text[doc_id] = "".join(doc.text.split())
-        gold, why = _jsonl_gold(obj, forms[0], doc, bare_text[doc_id])
-        if gold is None:
+        pages, why = _pages(obj, doc)
+        if pages is None:
             bad(why)
             continue
-        answers, spans = gold
+        if forms:
+            gold, why = _jsonl_gold(obj, forms[0], doc, bare_text[doc_id])
+            if gold is None:
+                bad(why)
+                continue
+            answers, spans = gold
+            if not pages and doc.paged:
+                pages = (tuple(sorted({p for s, e in spans for p in doc.pages_of(s, e)}))
+                         if spans else _pages_of_text(doc, answers))
+        else:  # the pages are the gold: all of their text, by position
+            spans = _page_spans(doc, pages)
+            answers = tuple(normalize(doc.text[s:e]) for s, e in spans)
         ids.add(qid)
         if len(answers) == 1 and not spans:
-            queries.append(Query(qid, normalize(text), doc_id, answers[0]))
+            queries.append(Query(qid, normalize(text), doc_id, answers[0], pages=pages))
         else:
             queries.append(Query(qid, normalize(text), doc_id, "\n".join(answers),
-                                 answers, spans))
+                                 answers, spans, pages))
 
     if not queries:
         first = f"; first: {problems[0]}" if problems else ""

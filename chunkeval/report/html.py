@@ -101,7 +101,7 @@ def _html_query_set(doc: View, qs: str) -> list[str]:
         ref, diffs = doc.differences(qs, ret)
         rows = [[s] + cells for s in strategies
                 if (cells := retriever_cells(doc, qs, s, ret, diffs))]
-        out += [f"<h3>{escape(ret)}</h3>", _html_table(retriever_header(doc, ref), rows, 1)]
+        out += [f"<h3>{escape(ret)}</h3>", _html_table(retriever_header(doc, ref, qs), rows, 1)]
         curve_rows = [[s] + cells for s in strategies
                       if (cells := curve_cells(doc, qs, s, ret, budgets))]
         if curve_rows:

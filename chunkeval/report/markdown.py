@@ -84,7 +84,8 @@ def _md_query_set(doc: View, qs: str) -> list[str]:
         rows = [[_md(s)] + cells for s in strategies
                 if (cells := retriever_cells(doc, qs, s, ret, diffs))]
         out += [f"### {_md(ret)}", ""]
-        out += _md_table([_md(h) for h in retriever_header(doc, ref)], rows, ["<"] + [">"] * 10)
+        header = retriever_header(doc, ref, qs)
+        out += _md_table([_md(h) for h in header], rows, ["<"] + [">"] * (len(header) - 1))
         curve_rows = [[_md(s)] + cells for s in strategies
                       if (cells := curve_cells(doc, qs, s, ret, budgets))]
         if curve_rows:

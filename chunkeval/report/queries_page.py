@@ -214,12 +214,17 @@ class _Set:
             texts.append(parts)
         queries = [[q.id, q.text, self.number[q.doc_id] if q.doc_id in self.number else -1,
                     [self.page.string(g) for g in q.golds], [list(s) for s in q.spans]]
+                   + ([list(q.pages)] if q.pages else [])
                    for q in self.qs.queries]
         chunks = [[self.number[d], a, b] + ([] if affix is False else
                                            [None] if affix is None else list(affix))
                   for d, a, b, affix in self.chunks]
-        return {"name": self.qs.name, "docs": self.docs, "text": texts, "queries": queries,
-                "chunks": chunks}
+        out = {"name": self.qs.name, "docs": self.docs, "text": texts, "queries": queries,
+               "chunks": chunks}
+        if getattr(view, "paged", False):  # a PDF chunk's pages, from its offsets
+            out["pages"] = [list(view[d].pages_of(a, b)) if d in view else []
+                            for d, a, b, _ in self.chunks]
+        return out
 
 
 # -- the two pages ---------------------------------------------------------------------------
@@ -429,6 +434,12 @@ function markedText(chars, marks) {
   return out;
 }
 
+function pageText(pages) {
+  return (pages.length > 1 ? "pages " : "page ") + (pages.length > 2 && pages[pages.length - 1]
+      - pages[0] === pages.length - 1 ? pages[0] + "–" + pages[pages.length - 1]
+      : pages.join(", "));
+}
+
 function chunkItem(si, q, number, rank) {
   var c = D.sets[si].chunks[number], doc = D.sets[si].docs[c[0]];
   var li = el("li");
@@ -438,8 +449,9 @@ function chunkItem(si, q, number, rank) {
   var same = c[0] === q[2];
   var marks = same ? goldMarks(q, chars, placed, c[1]) : [];
   var held = marks.filter(Boolean).length;
+  var pages = D.sets[si].pages ? D.sets[si].pages[number] : [];
   var meta = el("div", "meta", "#" + rank + " " + doc + ":" + c[1] + ":" + c[2] + " · " +
-                (c[2] - c[1]) + " chars · " +
+                (pages.length ? pageText(pages) + " · " : "") + (c[2] - c[1]) + " chars · " +
                 (same ? held + " gold characters" : "another document"));
   if (c.length === 4) meta.appendChild(el("span", "flag",
       " · its handed text is rewritten; shown as its slice"));
@@ -483,6 +495,7 @@ function detail(row) {
   td.appendChild(asked);
   var where = q[4].length ? " (positions " + q[4].map(function (s) {
       return s[0] + "–" + s[1]; }).join(", ") + ")" : "";
+  if (q.length > 5) where += " on " + pageText(q[5]);
   td.appendChild(el("p")).appendChild(el("strong", null, "gold in " +
       (D.sets[si].docs[q[2]] || "?") + where + ":"));
   td.appendChild(el("div", "gold", q[3].map(function (g) { return D.strings[g]; })

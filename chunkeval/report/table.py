@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..results import Results
-from .view import View, chars, failure_lines, integer, pct, stat
+from .view import View, chars, count, failure_lines, integer, paged, pct, stat
 
 
 def _cells(text: str) -> int:
@@ -83,7 +83,10 @@ def format_table(results: Results, *, query_set: str | None = None,
                 _Col(f"R@{doc.k}", [pct(stat(r, "recall_at_k")) for r in rr]),
                 _Col(f"B@{doc.budget}", [pct(stat(r, "budget_recall")) for r in rr]),
                 _Col("hit", [pct(stat(r, "doc_hit_at_k"), se=False) for r in rr]),
-                _Col("cpl", [pct(stat(r, "complete_rate"), se=False) for r in rr])]))
+                _Col("cpl", [pct(stat(r, "complete_rate"), se=False) for r in rr])]
+                + ([_Col("page", [pct(stat(r, "page_hit_at_k"), se=False) for r in rr]),
+                    _Col("pgs", [count(stat(r, "budget_pages"), se=False) for r in rr])]
+                   if paged(doc, qs) else [])))
         # Pack retriever groups into as few tables as fit the width.
         parts: list[list] = []
         used = width + 1
@@ -100,7 +103,11 @@ def format_table(results: Results, *, query_set: str | None = None,
             out.append("")
     legend = (f"R@{doc.k} = Recall@{doc.k}; B@{doc.budget} = budget recall at "
               f"{chars(doc.budget)} {doc.unit}; hit = doc hit@{doc.k}; cpl = complete rate; "
-              f"cut = cut rate of table/pre blocks; mean = mean chunk length ({doc.unit}).")
+              f"cut = cut rate of table/pre blocks; mean = mean chunk length ({doc.unit})."
+              + (f" page = page hit@{doc.k} (a top-{doc.k} chunk on a gold page); pgs = pages "
+                 f"the budget's chunks come from." if any(paged(doc, q) for q in
+                                                          doc.check_query_set(query_set))
+                 else ""))
     out.extend(textwrap.wrap(legend, width=max(40, width)))
     out += [f"not scored: {line}" for line in failure_lines(doc)]
     return "\n".join(out)

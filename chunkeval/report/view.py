@@ -146,6 +146,18 @@ def pct(m: Stat | float | None, *, se: bool = True, sep: str = "±") -> str:
     return text
 
 
+def count(m: Stat | None, *, se: bool = True, sep: str = "±") -> str:
+    """A mean count (pages in budget), one decimal."""
+    if m is None:
+        return "-"
+    return f"{m.value:.1f}" + (f"{sep}{m.se:.1f}" if se else "")
+
+
+def paged(view: "View", qs: str) -> bool:
+    """The query set's results have page metrics (a corpus with pages)."""
+    return any("budget_pages" in r.metrics for r in view.results.results if r.query_set == qs)
+
+
 def integer(v) -> str:
     return "-" if v is None else f"{v:,.0f}"
 
@@ -226,10 +238,12 @@ def chunk_cells(view: View, qs: str, s: str) -> list[str]:
             f"{row.seconds.split:.2f}"]
 
 
-def retriever_header(view: View, ref: str | None) -> list[str]:
+def retriever_header(view: View, ref: str | None, qs: str | None = None) -> list[str]:
+    pages = [f"page hit@{view.k}", f"pages in budget @{chars(view.budget)}"] \
+        if qs is not None and paged(view, qs) else []
     return ["strategy", f"R@{view.k}", f"budget recall @{chars(view.budget)}", "complete",
             f"doc hit@{view.k}", "precision", "IoU", f"MRR@{view.k}", f"nDCG@{view.k}",
-            f"Δ R@{view.k} vs {ref}", f"Δ budget vs {ref}"]
+            *pages, f"Δ R@{view.k} vs {ref}", f"Δ budget vs {ref}"]
 
 
 def retriever_cells(view: View, qs: str, s: str, ret: str, diffs: dict) -> list[str] | None:
@@ -237,10 +251,12 @@ def retriever_cells(view: View, qs: str, s: str, ret: str, diffs: dict) -> list[
     if row is None:
         return None
     d = diffs.get(s) or {}
+    pages = [pct(stat(row, "page_hit_at_k"), sep=" ± "),
+             count(stat(row, "budget_pages"), sep=" ± ")] if paged(view, qs) else []
     return [pct(stat(row, m), sep=" ± ") for m in
             ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k", "precision", "iou",
-             "mrr_at_k", "ndcg_at_k")] + [diff_text(d.get("coverage")),
-                                          diff_text(d.get("budget_coverage"))]
+             "mrr_at_k", "ndcg_at_k")] + pages + [diff_text(d.get("coverage")),
+                                                  diff_text(d.get("budget_coverage"))]
 
 
 def curve_cells(view: View, qs: str, s: str, ret: str, budgets: list[int]) -> list[str] | None:
