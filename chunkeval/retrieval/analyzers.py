@@ -23,12 +23,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import ConfigError, UnknownName
+
+if TYPE_CHECKING:  # imported where a matrix is built: a warm run reads its results, builds none
+    import scipy.sparse as sp
 
 ANALYZERS = ("char2", "word", "word+stem")
 AUTO = "auto"
@@ -148,6 +150,7 @@ class Bigrams:
     def counts(self, texts: Sequence[str]) -> sp.csr_matrix:
         """[len(texts), len(vocab)] 2-gram counts; a 2-gram seen twice counts twice."""
         term, owner = self.keys(texts)
+        import scipy.sparse as sp
         m = sp.csr_matrix((np.ones(len(term), dtype=np.float32), (owner, term)),
                           shape=(len(texts), len(self.vocab)))
         m.sum_duplicates()
@@ -185,6 +188,7 @@ def fit_bigrams(texts: Sequence[str]) -> tuple[Bigrams, sp.csr_matrix, np.ndarra
     term_starts = np.flatnonzero(new_term)
     vocab = bigram[term_starts]
     indptr = np.append(term_starts, len(bigram))
+    import scipy.sparse as sp
     matrix = sp.csr_matrix((tf, doc.astype(np.int32), indptr), shape=(len(vocab), len(texts)))
     return Bigrams(alphabet, vocab, bits), matrix, n_tokens
 
@@ -231,6 +235,7 @@ class Words:
             found = [self.ids[t] for t in self.tokenize(text) if t in self.ids]
             cols.extend(found)
             rows.extend([i] * len(found))
+        import scipy.sparse as sp
         m = sp.csr_matrix((np.ones(len(cols), dtype=np.float32), (rows, cols)),
                           shape=(len(texts), len(self.ids)))
         m.sum_duplicates()
@@ -249,6 +254,7 @@ def fit_words(texts: Sequence[str], *, stem: bool = False
     cols = np.fromiter((ids[t] for ts in tokens for t in ts), dtype=np.int64,
                        count=int(lengths.sum()))
     rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+    import scipy.sparse as sp
     tf = sp.csr_matrix((np.ones(len(cols), dtype=np.float32), (cols, rows)),
                        shape=(len(vocab), len(texts)))
     tf.sum_duplicates()
