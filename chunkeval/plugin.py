@@ -577,14 +577,15 @@ class Summary:
     def _write_markdown(self) -> None:
         """The verdict as Markdown: into the `markdown` file, and appended to GitHub's job
         summary when the job has one (GitHub collects what every step appends)."""
-        if not any("verdicts" in r or "not_gated" in r for r in self.rows):
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if not any("verdicts" in r or "not_gated" in r for r in self.rows) or not (
+                step or self.state.session.config.markdown):
             return
         from .report.comparison import render_summary_markdown
 
         text = render_summary_markdown(self.rows, self.state.session.config.alpha)
         if self.state.session.config.markdown:
             atomic_write(self.state.session.config.markdown, text)
-        step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
             try:
                 with open(step, "a", encoding="utf-8") as f:
