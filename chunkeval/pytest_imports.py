@@ -6,9 +6,13 @@ that a failing assert in a plugin's helper explains itself. chunkeval's failures
 own messages (`pytest.fail` with the numbers), not asserts, and rewriting costs every run:
 pytest parses and compiles each module from its source, and keeps the result only where it
 may write bytecode, which CI images often forbid (PYTHONDONTWRITEBYTECODE), while the
-compiled files pip installed beside the sources go unused. Hypothesis, which chunkeval
-imports for its invariant items (and Hypothesis's own plugin for its summary), is loaded the
-same way: its asserts are its own consistency checks, never the project's.
+compiled files pip installed beside the sources go unused. Two packages that chunkeval's
+dependencies bring are loaded the same way: Hypothesis, which chunkeval imports for its
+invariant items (and Hypothesis's own plugin for its summary), and LangSmith, which
+LangChain's splitters depend on and whose pytest plugin imports its client into every run.
+Their asserts are their own consistency checks, never a project's tests. (A plugin that
+pytest loads before chunkeval's is rewritten all the same: pytest loads them in the order
+the installed distributions are listed.)
 
 The modules a project's tests are in, its conftest files and every other plugin are
 rewritten as before; outside pytest nothing changes. This module and the package's
@@ -22,7 +26,7 @@ import sys
 from importlib.machinery import PathFinder
 
 # Top-level packages loaded without rewriting.
-PLAIN = ("chunkeval", "hypothesis")
+PLAIN = ("chunkeval", "hypothesis", "langsmith")
 REWRITER = "_pytest.assertion.rewrite"
 
 
