@@ -90,3 +90,32 @@ def test_the_budget_is_a_setting_of_the_command_line_too(team: Path):
     assert bad.returncode != 0
     assert "--chunkeval-invariant-examples: expected a whole number of at least 0" in \
         bad.stdout + bad.stderr
+
+
+TEAM_TESTS = '''\
+import sys
+
+from _pytest.assertion.rewrite import AssertionRewritingHook
+
+import chunkeval.invariants
+import hypothesis
+
+
+def test_chunkeval_and_hypothesis_are_not_rewritten_and_this_module_is():
+    assert not isinstance(chunkeval.invariants.__loader__, AssertionRewritingHook)
+    assert not isinstance(hypothesis.__loader__, AssertionRewritingHook)
+    assert isinstance(sys.modules[__name__].__loader__, AssertionRewritingHook)
+
+
+def test_a_failing_assert_of_the_team_explains_itself():
+    found = [1, 2, 3]
+    assert found == [1, 2, 4]
+'''
+
+
+def test_the_teams_own_asserts_are_still_rewritten(team: Path):
+    (team / "test_team.py").write_text(TEAM_TESTS, encoding="utf-8")
+    out = pytest_in(team, "test_team.py")
+    assert out.returncode == 1, out.stdout
+    assert "1 failed, 1 passed" in out.stdout, out.stdout
+    assert "At index 2 diff: 3 != 4" in out.stdout, out.stdout  # pytest's introspection
