@@ -8,9 +8,10 @@ pytest parses and compiles each module from its source, and keeps the result onl
 may write bytecode, which CI images often forbid (PYTHONDONTWRITEBYTECODE), while the
 compiled files pip installed beside the sources go unused. Two packages that chunkeval's
 dependencies bring are loaded the same way: Hypothesis, which chunkeval imports for its
-invariant items (and Hypothesis's own plugin for its summary), and LangSmith, which
-LangChain's splitters depend on and whose pytest plugin imports its client into every run.
-Their asserts are their own consistency checks, never a project's tests. (A plugin that
+invariant items (and Hypothesis's own plugin for its summary), and LangSmith and AnyIO,
+which LangChain's splitters depend on and whose pytest plugins are imported into every run
+(LangSmith's imports its client). Their asserts are their own consistency checks, never a
+project's tests. (A plugin that
 pytest loads before chunkeval's is rewritten all the same: pytest loads them in the order
 the installed distributions are listed.)
 
@@ -26,7 +27,7 @@ import sys
 from importlib.machinery import PathFinder
 
 # Top-level packages loaded without rewriting.
-PLAIN = ("chunkeval", "hypothesis", "langsmith")
+PLAIN = ("chunkeval", "hypothesis", "langsmith", "anyio")
 REWRITER = "_pytest.assertion.rewrite"
 
 
