@@ -455,7 +455,9 @@ def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
     leaks = []
     exact = query_set.name == "section-titles"
     for doc in query_set.view.documents:
-        paths = {clean_title(h) for b in doc.blocks for h in b.headings if h}
+        # each distinct heading once: every block repeats its path (a page without headings
+        # repeats its title, which may be long, in every block)
+        paths = {clean_title(h) for h in {h for b in doc.blocks for h in b.headings if h}}
         heads = {clean_title(doc.block_text(b)) for b in doc.blocks if b.is_heading}
         if exact:
             found = paths | heads
