@@ -39,6 +39,8 @@ CJK_SHARE = 0.2
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\uff66-\uff9f]")
 _LETTER = re.compile(r"[^\W\d_]")
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
+_ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))
 _WORD = re.compile(r"\w+")
 _WHITE_SPACES = re.compile(r"\s\s+")  # CountVectorizer's own whitespace rule
 
@@ -47,8 +49,13 @@ def cjk_share(texts: Sequence[str]) -> float:
     """The share of CJK characters among the letters of `texts`."""
     cjk = letters = 0
     for t in texts:
-        cjk += len(_CJK.findall(t))
-        letters += len(_LETTER.findall(t))
+        # ASCII has no CJK, and its letters are a-z and A-Z: counted on bytes, the rest of
+        # the text (all of a Japanese one) by the Unicode classes
+        ascii = t.encode("ascii", "ignore")
+        letters += len(ascii) - len(ascii.translate(None, _ASCII_LETTERS))
+        rest = _ASCII_RUN.sub("", t) if len(ascii) else t
+        cjk += len(_CJK.findall(rest))
+        letters += len(_LETTER.findall(rest))
     return cjk / letters if letters else 0.0
 
 
