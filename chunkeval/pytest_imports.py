@@ -6,14 +6,14 @@ that a failing assert in a plugin's helper explains itself. chunkeval's failures
 own messages (`pytest.fail` with the numbers), not asserts, and rewriting costs every run:
 pytest parses and compiles each module from its source, and keeps the result only where it
 may write bytecode, which CI images often forbid (PYTHONDONTWRITEBYTECODE), while the
-compiled files pip installed beside the sources go unused. Two packages that chunkeval's
-dependencies bring are loaded the same way: Hypothesis, which chunkeval imports for its
-invariant items (and Hypothesis's own plugin for its summary), and LangSmith and AnyIO,
-which LangChain's splitters depend on and whose pytest plugins are imported into every run
-(LangSmith's imports its client). Their asserts are their own consistency checks, never a
-project's tests. (A plugin that
-pytest loads before chunkeval's is rewritten all the same: pytest loads them in the order
-the installed distributions are listed.)
+compiled files pip installed beside the sources go unused. The other packages chunkeval's
+dependencies install that ship a pytest plugin are loaded the same way: Hypothesis, which
+chunkeval imports for its invariant items (and Hypothesis's own plugin for its summary),
+pytest-benchmark and pytest-xdist, and LangSmith and AnyIO, which LangChain's splitters
+bring and whose plugins are imported into every run (LangSmith's imports its client). Their
+asserts are their own consistency checks, never a project's tests. (A plugin that pytest
+loads before chunkeval's is rewritten all the same: pytest loads them in the order the
+installed distributions are listed.)
 
 The modules a project's tests are in, its conftest files and every other plugin are
 rewritten as before; outside pytest nothing changes. This module and the package's
@@ -26,8 +26,9 @@ from __future__ import annotations
 import sys
 from importlib.machinery import PathFinder
 
-# Top-level packages loaded without rewriting.
-PLAIN = ("chunkeval", "hypothesis", "langsmith", "anyio")
+# Top-level packages loaded without rewriting: chunkeval and the plugin-carrying packages its
+# dependencies install.
+PLAIN = ("chunkeval", "hypothesis", "pytest_benchmark", "xdist", "langsmith", "anyio")
 REWRITER = "_pytest.assertion.rewrite"
 
 
