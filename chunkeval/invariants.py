@@ -7,9 +7,10 @@ Which properties apply depends on the strategy's family and params:
   text is header + "\\n" + doc.text[start:end]; those must be exactly that.
 - ordered: 0 <= start <= end <= len(text), the chunk names the document, and starts and
   ends never decrease.
-- coverage: the union of the spans covers every non-whitespace char the strategy keeps:
-  everything, except the blocks a strategy declares in params["drops"] (LangChain's
-  semantic HTML splitter drops the h2/h3 headings it splits on).
+- coverage: the union of the spans covers every non-whitespace char of the blocks the
+  strategy keeps: all of them, except those a strategy declares in params["drops"]
+  (LangChain's semantic HTML splitter drops the h2/h3 headings it splits on). Text between
+  blocks (a Markdown file's markup) is not content.
 - size: len(text) <= params["size"], unless the chunk is one indivisible unit: a single
   table row (with its repeated header rows) or a single pre line.
 - overlap: 0 <= max(0, prev.end - next.start) <= params["overlap"] (default 0).
@@ -204,22 +205,30 @@ def _ordered(strategy, doc, chunks) -> list[str]:
 
 
 def _coverage(strategy, doc, chunks) -> list[str]:
-    # The gaps between the merged spans (dropped blocks count as covered): one pass over the
-    # spans, not over the characters, as a real document runs to megabytes.
+    # The text to keep is the blocks' (a Markdown file's markup, "# " or a code fence, lies
+    # between them), less the blocks the strategy drops. One pass over the gaps between
+    # the spans, not over the characters: a real document runs to megabytes.
     n = len(doc.text)
     dropped = set(strategy.params.get("drops", ()))
-    spans = sorted([(s, e) for c in chunks if (s := max(0, c.start)) < (e := min(n, c.end))]
-                   + [(b.start, b.end) for b in doc.blocks if b.kind in dropped])
+    kept = [b for b in doc.blocks if b.kind not in dropped]
+    starts = [b.start for b in kept]
+    spans = sorted((s, e) for c in chunks if (s := max(0, c.start)) < (e := min(n, c.end)))
     bad, covered = [], 0
-    for s, e in spans:
-        if s > covered and (lost := _NON_SPACE.search(doc.text, covered, s)):
-            i = lost.start()
-            bad.append(f"text [{i},{s}) {doc.text[i:s][:40]!r} is in no chunk")
+    for s, e in spans + [(n, n)]:
+        if s > covered and (i := _first_kept(doc.text, kept, starts, covered, s)) is not None:
+            bad.append(f"text [{i},{s}) {doc.text[i:s][:40]!r} is in no chunk" if s < n else
+                       f"text from {i} {doc.text[i:i + 40]!r} is in no chunk")
         covered = max(covered, e)
-    if (lost := _NON_SPACE.search(doc.text, covered)):
-        i = lost.start()
-        bad.append(f"text from {i} {doc.text[i:i + 40]!r} is in no chunk")
     return bad
+
+
+def _first_kept(text: str, blocks, starts: list[int], a: int, b: int) -> int | None:
+    """The first non-whitespace character in [a, b) that lies in one of `blocks`."""
+    for block in blocks[max(0, bisect_right(starts, a) - 1):bisect_left(starts, b)]:
+        lo, hi = max(a, block.start), min(b, block.end)
+        if lo < hi and (found := _NON_SPACE.search(text, lo, hi)):
+            return found.start()
+    return None
 
 
 def _indivisible(doc: Document, c: Chunk) -> str | None:

@@ -122,3 +122,20 @@ def test_a_split_that_differs_from_the_evaluations_is_not_deterministic():
     assert set(found) == {"deterministic"}
     assert found["deterministic"] == "d.html: 1 chunks, against 2 in the evaluation's split"
     assert check(whole, doc, made=whole.split(doc)) == []
+
+
+def test_a_markdown_files_markup_between_blocks_is_not_text_to_keep():
+    from chunkeval.corpus.markdown import parse_markdown
+    doc, _ = parse_markdown(b"# Title\n\nSome text here.\n\n* an item\n\n```python\nx = 1\n```\n",
+                            "page.md")
+    assert doc.text.startswith("# ") and doc.blocks[0].start == 2  # "# " is in no block
+
+    def blocks(d):  # every block a chunk: the markup between them in none
+        return [strategies_chunk(d, b.start, b.end, d.text[b.start:b.end]) for b in d.blocks]
+
+    keeps = strategies.Strategy("blocks", "external", blocks)
+    assert check(keeps, doc) == []
+    loses = strategies.Strategy("loses", "external", lambda d: blocks(d)[:-1])
+    found = {v.property: v.detail for v in check(loses, doc)}
+    assert set(found) == {"coverage"}
+    assert found["coverage"].startswith("page.md: text from ") and "x = 1" in found["coverage"]
