@@ -3,15 +3,20 @@
 The names a project's own code meets: the documents a splitter receives and the chunks it
 returns, the splitter and retriever contracts, and the error every chunkeval failure is.
 `Strategy`, `Retriever` and `Index` are loaded on first use, so that `import chunkeval` stays
-cheap for a pytest session that only collects.
+cheap for a pytest session that only collects. Under pytest, chunkeval's modules are loaded
+without assertion rewriting (`chunkeval.pytest_imports`; PYTEST_DONT_REWRITE for this one).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import ChunkevalError
-from .model import Block, Chunk, Corpus, Document, Query, QuerySet
+from . import pytest_imports
+
+pytest_imports.install()  # before any other module of the package is imported
+
+from .errors import ChunkevalError  # noqa: E402
+from .model import Block, Chunk, Corpus, Document, Query, QuerySet  # noqa: E402
 
 if TYPE_CHECKING:
     from .retrieval.ranking import Index

@@ -30,6 +30,7 @@ from .corpus.debian import BUILTIN_CORPORA
 from .errors import ConfigError, InputError, UnknownName
 from .gate.baselines import DIRECTORY as BASELINES
 from .gate.verdict import DEFAULT_TOLERANCE as TOLERANCE
+from .invariants import GENERATED_EXAMPLES
 from .queries import BUILDERS
 from .results import DEFAULTS
 from .strategies import REFERENCE
@@ -42,7 +43,7 @@ EVALUATING = ("info", "run", "compare", "calibrate", "sweep")
 @dataclass(frozen=True)
 class Setting:
     name: str  # the key in [tool.chunkeval]; `chunkeval_<name>` in ini, --chunkeval-<name> in pytest
-    kind: str  # str | list | int | float | size | bool | path | paths | grid
+    kind: str  # str | list | int | count | float | size | bool | path | paths | grid
     default: Any
     help: str
     cli: str | None = None  # the chunkeval commands' option, where they have one
@@ -148,6 +149,9 @@ SETTINGS: tuple[Setting, ...] = (
             "reported only", cli="--gate", commands=("calibrate",), metavar="METRICS"),
     Setting("cut_ceiling", "float", TOLERANCE.cut_ceiling,
             "absolute ceiling on the cut rate of strategies that keep structure"),
+    Setting("invariant_examples", "count", GENERATED_EXAMPLES,
+            "generated documents (hypothesis) the invariant test checks each of your splitters "
+            "on, after every document of the corpus; 0: the corpus's documents only"),
     Setting("strict", "bool", False,
             "fail when any input file or query line had a problem", cli="--strict",
             commands=EVALUATING),
@@ -358,15 +362,16 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         if isinstance(raw, str) and raw.lower() in ("true", "1", "yes", "false", "0", "no"):
             return raw.lower() in ("true", "1", "yes")
         fail("true or false")
-    if kind == "int":
+    if kind in ("int", "count"):  # count: 0 allowed
         if isinstance(raw, float) and not raw.is_integer():
             fail("a whole number")  # int() would cut 2.7 down to 2 without a word
         try:
             value = int(raw)
         except (TypeError, ValueError):
             fail("a whole number")
-        if isinstance(raw, bool) or value < 1:
-            fail("a whole number of at least 1")
+        least = 0 if kind == "count" else 1
+        if isinstance(raw, bool) or value < least:
+            fail(f"a whole number of at least {least}")
         return value
     if raw is None:
         return None

@@ -7,9 +7,10 @@ Which properties apply depends on the strategy's family and params:
   text is header + "\\n" + doc.text[start:end]; those must be exactly that.
 - ordered: 0 <= start <= end <= len(text), the chunk names the document, and starts and
   ends never decrease.
-- coverage: the union of the spans covers every non-whitespace char the strategy keeps:
-  everything, except the blocks a strategy declares in params["drops"] (LangChain's
-  semantic HTML splitter drops the h2/h3 headings it splits on).
+- coverage: the union of the spans covers every non-whitespace char of the blocks the
+  strategy keeps: all of them, except those a strategy declares in params["drops"]
+  (LangChain's semantic HTML splitter drops the h2/h3 headings it splits on). Text between
+  blocks (a Markdown file's markup) is not content.
 - size: len(text) <= params["size"], unless the chunk is one indivisible unit: a single
   table row (with its repeated header rows) or a single pre line.
 - overlap: 0 <= max(0, prev.end - next.start) <= params["overlap"] (default 0).
@@ -28,6 +29,7 @@ Which properties apply depends on the strategy's family and params:
 from __future__ import annotations
 
 import numbers
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
@@ -51,6 +53,11 @@ MAX_EXAMPLES = 3  # offending chunks named per property; the count says how many
 # costs one pass over the chunks (the rest, `coverage` and `deterministic` included, are for
 # the generated documents of the invariant tests).
 CONTRACT = ("ordered", "slice", "overlap")
+# Generated documents the invariant item checks a project's splitter on after the corpus's
+# own (the `invariant_examples` setting): a few, as the corpus is checked whole and each
+# generated document costs its generation; a nightly job may ask for hundreds.
+GENERATED_EXAMPLES = 10
+_NON_SPACE = re.compile(r"\S")
 
 
 @dataclass(frozen=True)
@@ -79,14 +86,21 @@ def properties(strategy: Strategy) -> tuple[str, ...]:
     return props
 
 
-def check(strategy: Strategy, doc: Document) -> list[Violation]:
+def check(strategy: Strategy, doc: Document, made: list[Chunk] | None = None
+          ) -> list[Violation]:
+    """Every property that applies, on the strategy's chunks of `doc`. `made`: its chunks of
+    `doc` from an earlier call (the evaluation's), to which this split must be equal
+    (deterministic) instead of to a second split here."""
     try:
         chunks = strategy.split(doc)
     except Exception as e:  # a crash is a finding about the strategy, not about the test
         return [Violation(strategy.name, "split", f"{doc.id}: raised {type(e).__name__}: {e}")]
     found: list[Violation] = []
     for prop in properties(strategy):
-        bad = _CHECKS[prop](strategy, doc, chunks)
+        if prop == "deterministic" and made is not None:
+            bad = _same(chunks, made, "the evaluation's split")
+        else:
+            bad = _CHECKS[prop](strategy, doc, chunks)
         if bad:
             more = f" (and {len(bad) - MAX_EXAMPLES} more)" if len(bad) > MAX_EXAMPLES else ""
             found.append(Violation(strategy.name, prop,
@@ -191,30 +205,30 @@ def _ordered(strategy, doc, chunks) -> list[str]:
 
 
 def _coverage(strategy, doc, chunks) -> list[str]:
+    # The text to keep is the blocks' (a Markdown file's markup, "# " or a code fence, lies
+    # between them), less the blocks the strategy drops. One pass over the gaps between
+    # the spans, not over the characters: a real document runs to megabytes.
     n = len(doc.text)
-    delta = [0] * (n + 1)
-    for c in chunks:
-        s, e = max(0, c.start), min(n, c.end)
-        if s < e:
-            delta[s] += 1
-            delta[e] -= 1
     dropped = set(strategy.params.get("drops", ()))
-    for b in doc.blocks:
-        if b.kind in dropped:  # count dropped text as covered
-            delta[b.start] += 1
-            delta[b.end] -= 1
-    bad, depth, run_start = [], 0, None
-    for i, ch in enumerate(doc.text):
-        depth += delta[i]
-        missing = depth <= 0 and not ch.isspace()
-        if missing and run_start is None:
-            run_start = i
-        elif not missing and run_start is not None and depth > 0:
-            bad.append(f"text [{run_start},{i}) {doc.text[run_start:i][:40]!r} is in no chunk")
-            run_start = None
-    if run_start is not None:
-        bad.append(f"text from {run_start} {doc.text[run_start:run_start + 40]!r} is in no chunk")
+    kept = [b for b in doc.blocks if b.kind not in dropped]
+    starts = [b.start for b in kept]
+    spans = sorted((s, e) for c in chunks if (s := max(0, c.start)) < (e := min(n, c.end)))
+    bad, covered = [], 0
+    for s, e in spans + [(n, n)]:
+        if s > covered and (i := _first_kept(doc.text, kept, starts, covered, s)) is not None:
+            bad.append(f"text [{i},{s}) {doc.text[i:s][:40]!r} is in no chunk" if s < n else
+                       f"text from {i} {doc.text[i:i + 40]!r} is in no chunk")
+        covered = max(covered, e)
     return bad
+
+
+def _first_kept(text: str, blocks, starts: list[int], a: int, b: int) -> int | None:
+    """The first non-whitespace character in [a, b) that lies in one of `blocks`."""
+    for block in blocks[max(0, bisect_right(starts, a) - 1):bisect_left(starts, b)]:
+        lo, hi = max(a, block.start), min(b, block.end)
+        if lo < hi and (found := _NON_SPACE.search(text, lo, hi)):
+            return found.start()
+    return None
 
 
 def _indivisible(doc: Document, c: Chunk) -> str | None:
@@ -327,12 +341,17 @@ def _deterministic(strategy, doc, chunks) -> list[str]:
         again = strategy.split(doc)
     except Exception as e:
         return [f"second split raised {type(e).__name__}: {e}"]
-    if again == chunks:
+    return _same(again, chunks, "the first split")
+
+
+def _same(now: list[Chunk], before: list[Chunk], what: str) -> list[str]:
+    """How `now` differs from `before` (`what`), or nothing."""
+    if now == before:
         return []
-    if len(again) != len(chunks):
-        return [f"{len(chunks)} chunks, then {len(again)}"]
-    i = next(i for i, (a, b) in enumerate(zip(chunks, again)) if a != b)
-    return [f"#{i} was {_show(chunks[i])}, then {_show(again[i])}"]
+    if len(now) != len(before):
+        return [f"{len(now)} chunks, against {len(before)} in {what}"]
+    i = next(i for i, (a, b) in enumerate(zip(before, now)) if a != b)
+    return [f"#{i} was {_show(before[i])} in {what}, then {_show(now[i])}"]
 
 
 _CHECKS = {

@@ -9,8 +9,9 @@ items to the run, collected from that file, so the project needs no test module:
 
 - `test_recall[STRATEGY-RETRIEVER-QUERYSET]`: every metric against the baseline;
 - `test_cut_rate[STRATEGY-QUERYSET]`: for every strategy that keeps structure;
-- `test_invariants[STRATEGY]`: hypothesis-generated documents (`chunkeval.testing`), for
-  the project's own splitters.
+- `test_invariants[STRATEGY]`: for the project's own splitters, the invariants
+  (`chunkeval.invariants`) on every document of the corpus, then on `invariant_examples`
+  hypothesis-generated ones (`chunkeval.testing`).
 
 A project that prefers its own test modules asks for the fixtures instead:
 `retrieval_case`, `cut_case` and `strategy_name` are parametrised over the configured
@@ -221,7 +222,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         def _split_scope(self, nodeid: str) -> str:
             param = nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else ""
             # a case id starts with its strategy's name: fixed-400-ov40-bm25-faq-headings
-            strategy = next((s for s in longest_first if param.startswith(s + "-")), None)
+            # an invariant item's id is test_invariants[STRATEGY]
+            strategy = next((s for s in longest_first if param.startswith(s + "-")
+                             or (param == s and "::test_invariants[" in nodeid)), None)
             return _worker_group(strategy) if strategy else super()._split_scope(nodeid)
 
     return StrategyGroups(config, log)
@@ -260,23 +263,38 @@ def _keep_shard(config: pytest.Config, state: "State", items: list[pytest.Item])
         items[:] = keep
 
 
+def _uses(item: pytest.Item) -> list[tuple[str, str]]:
+    """The (strategy, query set) chunks and indexes an item uses."""
+    if (case := _case(item)) is not None:
+        return [(case.strategy, case.query_set)]
+    return getattr(item, "uses", [])
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     # How many tests use each strategy's chunks and indexes on each query set: once they have
     # all run here, those are released, so memory does not grow with the number of
-    # strategies. (Under xdist a group's tests all go to one worker.)
+    # strategies. (Under xdist a strategy's tests all go to one worker.) An invariant item
+    # uses its strategy's chunks on every query set its metric tests run on.
     state = session.config.stash.get(STATE, None)
-    if state is not None:
-        state.pending = Counter(c.group for item in session.items if (c := _case(item)))
+    if state is None:
+        return
+    state.pending = Counter(use for item in session.items for use in _uses(item))
+    for item in session.items:
+        if isinstance(item, InvariantsItem):
+            item.uses = [u for u in state.pending if u[0] == item.strategy]
+            state.pending.update(item.uses)
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     state = item.config.stash.get(STATE, None)
-    case = _case(item)
-    if state is None or case is None or case.group not in state.pending:
+    if state is None:
         return
-    state.pending[case.group] -= 1
-    if state.pending[case.group] == 0 and state.session._evaluation is not None:
-        state.session.evaluation.release(case.strategy, case.query_set)
+    for use in _uses(item):
+        if use not in state.pending:
+            continue
+        state.pending[use] -= 1
+        if state.pending[use] == 0 and state.session._evaluation is not None:
+            state.session.evaluation.release(*use)
 
 
 @pytest.fixture(scope="session")
@@ -361,30 +379,73 @@ class CaseItem(pytest.Item):
 
 
 class InvariantsItem(pytest.Item):
-    """The splitter's invariants on hypothesis-generated documents."""
+    """The splitter's invariants (`chunkeval.invariants`): on every document of each query
+    set's view, checked against the chunks the evaluation scored, then on
+    `invariant_examples` hypothesis-generated documents, which reach what a corpus may lack
+    (tables longer than any size, words with nowhere to break, Japanese without spaces)."""
+
+    SHOWN = 10  # violations named in a failure; the count says how many in all
 
     def __init__(self, *, strategy: str, **kw):
         super().__init__(**kw)
         self.strategy = strategy
+        self.uses: list[tuple[str, str]] = []  # set when collection is done
+        self.add_marker(pytest.mark.xdist_group(_worker_group(strategy)))
 
     def runtest(self) -> None:
+        state = _state(self.config)
+        strategy = strategies.get(self.strategy)
+        try:
+            self._on_corpus(state, strategy)
+            examples = state.session.config.invariant_examples
+            if examples:
+                self._on_generated(strategy, examples)
+        except AssertionError:
+            self.user_properties.append((HELD_BACK, json.dumps([self.strategy, None])))
+            raise
+
+    def _on_corpus(self, state: State, strategy) -> None:
+        from .invariants import check
+
+        session = state.session
+        found = []
+        for spec in _or_fail(session.query_specs):
+            view = _or_fail(lambda: session.query_set(spec)).view
+            made = _or_fail(lambda: self._made(session, spec))
+            for doc in view.documents:
+                found += check(strategy, doc, None if made is None else made.get(doc.id, []))
+        if found:
+            more = (f"\n(and {len(found) - self.SHOWN} more)" if len(found) > self.SHOWN
+                    else "")
+            raise AssertionError(f"on the documents of corpus {session.corpus.name!r}:\n"
+                                 + "\n".join(str(v) for v in found[:self.SHOWN]) + more)
+
+    def _made(self, session: Session, spec: str) -> dict[str, list] | None:
+        """doc id -> the evaluation's chunks of it (made, or read from the chunk cache, for
+        the metric tests anyway); None when the strategy failed there: its metric test says
+        why, and the checks here which property."""
+        try:
+            chunked = session.evaluation.chunked(self.strategy, spec)
+        except StrategyFailed:
+            return None
+        made: dict[str, list] = {}
+        for c in chunked.searched:
+            made.setdefault(c.doc_id, []).append(c)
+        return made
+
+    def _on_generated(self, strategy, examples: int) -> None:
         from hypothesis import given, settings
 
         from .testing import assert_keeps_invariants, documents
-        strategy = strategies.get(self.strategy)
 
-        # The project's hypothesis profile decides how many examples; a splitter's speed on
-        # a shared CI machine must not fail it, so no deadline.
-        @settings(deadline=None)
+        # The number of examples is the project's setting, the rest its hypothesis profile's;
+        # a splitter's speed on a shared CI machine must not fail it, so no deadline.
+        @settings(max_examples=examples, deadline=None)
         @given(doc=documents())
         def keeps_invariants(doc):
             assert_keeps_invariants(strategy, doc)
 
-        try:
-            keeps_invariants()
-        except AssertionError:
-            self.user_properties.append((HELD_BACK, json.dumps([self.strategy, None])))
-            raise
+        keeps_invariants()
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, AssertionError):
@@ -584,14 +645,15 @@ class Summary:
     def _write_markdown(self) -> None:
         """The verdict as Markdown: into the `markdown` file, and appended to GitHub's job
         summary when the job has one (GitHub collects what every step appends)."""
-        if not any("verdicts" in r or "not_gated" in r for r in self.rows):
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if not any("verdicts" in r or "not_gated" in r for r in self.rows) or not (
+                step or self.state.session.config.markdown):
             return
         from .report.comparison import render_summary_markdown
 
         text = render_summary_markdown(self.rows, self.state.session.config.alpha)
         if self.state.session.config.markdown:
             atomic_write(self.state.session.config.markdown, text)
-        step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
             try:
                 with open(step, "a", encoding="utf-8") as f:

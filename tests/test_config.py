@@ -8,7 +8,7 @@ import sys
 import pytest
 from hypothesis import given, settings
 
-from chunkeval import config, strategies
+from chunkeval import config, invariants, strategies
 from chunkeval.cli import main
 from chunkeval.errors import ChunkevalError
 from chunkeval.invariants import check
@@ -84,6 +84,9 @@ def test_splitters_import_from_the_project_root_and_join_from_every_place(projec
 @pytest.mark.parametrize("section, message", [
     ('k = "five"\n', "[tool.chunkeval] k: expected a whole number, got 'five'"),
     ("min_effect = 2\n", "[tool.chunkeval] min_effect: expected a number from 0 to 1"),
+    ("invariant_examples = -1\n",
+     "[tool.chunkeval] invariant_examples: expected a whole number of at least 0"),
+    ("invariant_examples = 2.5\n", "[tool.chunkeval] invariant_examples: expected a whole number"),
     ('colour = "red"\n', "[tool.chunkeval]: unknown key(s) colour"),
     ('strategies = ["fixed-401"]\n', "[tool.chunkeval] strategies: unknown strategy 'fixed-401'"),
     ('splitters = ["nomodule:split"]\n',
@@ -222,3 +225,9 @@ def test_a_bad_cache_bound_is_a_message(project, monkeypatch, capsys):
     monkeypatch.setenv("CHUNKEVAL_RESULTS_MB", "abc")
     assert main(["cache", "info"]) == 2
     assert "$CHUNKEVAL_RESULTS_MB='abc': expected a size in MB" in capsys.readouterr().err
+
+
+def test_the_invariant_budget_may_be_zero(project):
+    assert config.load().invariant_examples == invariants.GENERATED_EXAMPLES
+    write(project, "invariant_examples = 0\n")
+    assert config.load().invariant_examples == 0

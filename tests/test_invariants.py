@@ -95,3 +95,47 @@ def test_structure_800_never_cuts_a_table_row_in_the_corpus(corpus):
         problems += [str(v) for v in check(strategy, doc)
                      if v.property in ("table_rows", "header_repeated", "slice", "headings")]
     assert problems == [], "\n".join(problems[:20])
+
+
+def test_each_run_of_lost_text_is_named_once():
+    doc = Document.from_parts("d.html", "T", [Part("paragraph", "aaa bbb", ("T", "", "")),
+                                              Part("paragraph", "ccc ddd", ("T", "", "")),
+                                              Part("paragraph", "eee", ("T", "", ""))])
+    # chunks hold "aaa", then "ccc", and overlap: "bbb" is lost, then "ddd" and "eee"
+    spans = [(0, 3), (1, 2), (9, 12)]
+    gappy = strategies.Strategy(
+        "gappy", "external", lambda d: [strategies_chunk(d, s, e, d.text[s:e]) for s, e in spans])
+    found = {v.property: v.detail for v in check(gappy, doc)}
+    assert found["coverage"] == ("d.html: text [4,9) 'bbb\\n\\n' is in no chunk; "
+                                 "text from 13 'ddd\\n\\neee' is in no chunk")
+    whole = strategies.Strategy(
+        "whole", "external", lambda d: [strategies_chunk(d, 0, len(d.text), d.text)])
+    assert check(whole, doc) == []
+
+
+def test_a_split_that_differs_from_the_evaluations_is_not_deterministic():
+    doc = Document.from_parts("d.html", "T", [Part("paragraph", "abc def", ("T", "", ""))])
+    whole = strategies.Strategy(
+        "whole", "external", lambda d: [strategies_chunk(d, 0, len(d.text), d.text)])
+    earlier = [strategies_chunk(doc, 0, 3, "abc"), strategies_chunk(doc, 3, 7, " def")]
+    found = {v.property: v.detail for v in check(whole, doc, made=earlier)}
+    assert set(found) == {"deterministic"}
+    assert found["deterministic"] == "d.html: 1 chunks, against 2 in the evaluation's split"
+    assert check(whole, doc, made=whole.split(doc)) == []
+
+
+def test_a_markdown_files_markup_between_blocks_is_not_text_to_keep():
+    from chunkeval.corpus.markdown import parse_markdown
+    doc, _ = parse_markdown(b"# Title\n\nSome text here.\n\n* an item\n\n```python\nx = 1\n```\n",
+                            "page.md")
+    assert doc.text.startswith("# ") and doc.blocks[0].start == 2  # "# " is in no block
+
+    def blocks(d):  # every block a chunk: the markup between them in none
+        return [strategies_chunk(d, b.start, b.end, d.text[b.start:b.end]) for b in d.blocks]
+
+    keeps = strategies.Strategy("blocks", "external", blocks)
+    assert check(keeps, doc) == []
+    loses = strategies.Strategy("loses", "external", lambda d: blocks(d)[:-1])
+    found = {v.property: v.detail for v in check(loses, doc)}
+    assert set(found) == {"coverage"}
+    assert found["coverage"].startswith("page.md: text from ") and "x = 1" in found["coverage"]

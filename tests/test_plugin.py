@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 # Imported here rather than first inside an in-process run: pytester drops the modules an
-# inner run imported, and numpy's C extensions cannot be imported a second time.
+# inner run imported, and numpy's C extensions cannot be imported a second time (nor
+# scipy's, which chunkeval imports when it builds an index).
+import scipy.sparse  # noqa: F401
+
 import chunkeval.corpus  # noqa: F401
 import chunkeval.evaluate  # noqa: F401
 from chunkeval import strategies

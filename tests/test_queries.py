@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunkeval.model import Corpus, Document, Part
 from chunkeval.errors import InputError
@@ -607,3 +609,23 @@ def test_html_permalinks_are_not_part_of_the_query(tmp_path):
     qs = build_query_set(load_corpus(str(tmp_path)), "section-titles")
     assert sorted(q.text for q in qs.queries) == [
         "Configure daemon 0", "Configure daemon 1", "Reload daemon 0", "Reload daemon 1"]
+
+
+@given(st.lists(st.text(alphabet="ab c\n", max_size=30), min_size=1, max_size=4), st.data())
+def test_the_leak_prefilter_never_rules_out_a_text_that_occurs(parts, data):
+    from chunkeval.queries.builders import _may_occur
+    haystack = "\n".join(normalize(p) for p in parts)
+    words = set(haystack.split())
+    start = data.draw(st.integers(0, len(haystack)))
+    end = data.draw(st.integers(start, len(haystack)))
+    assert _may_occur(haystack[start:end], words)  # every piece of the text occurs in it
+    other = data.draw(st.text(alphabet="ab c\n", max_size=12))
+    assert _may_occur(other, words) or other not in haystack
+
+
+def test_the_leak_prefilter_rules_out_a_question_with_a_word_the_page_lacks():
+    from chunkeval.queries.builders import _may_occur
+    words = set("how do I back up the disk".split())
+    assert not _may_occur("how do I restore the disk", words)
+    assert _may_occur("how do I back up", words)
+    assert _may_occur("restore", words)  # one word: nothing to rule out by

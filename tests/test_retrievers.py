@@ -9,6 +9,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunkeval import retrieval
 from chunkeval.errors import (BaselineError, ConfigError, ContractError, StrategyFailed,
@@ -368,3 +370,13 @@ def test_a_splitter_that_returns_no_chunks_list_is_named():
             evaluation.chunked("texts", "section-titles")
     finally:
         strategies.unregister("texts")
+
+
+@given(st.lists(st.text(alphabet=st.one_of(
+    st.characters(max_codepoint=0x7f), st.characters(min_codepoint=0x80, max_codepoint=0x3100),
+    st.sampled_from("日本語カタカナｱｲｳ한국어①²Ⅻ½ー・_")), max_size=80), max_size=4))
+def test_the_cjk_share_is_the_share_its_character_classes_define(texts):
+    import re
+    letters = sum(len(re.findall(r"[^\W\d_]", t)) for t in texts)
+    cjk = sum(len(analyzers._CJK.findall(t)) for t in texts)
+    assert analyzers.cjk_share(texts) == (cjk / letters if letters else 0.0)

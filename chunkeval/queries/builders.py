@@ -109,6 +109,7 @@ _DATE_WORDS = re.compile(
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|version|release|rev)\b"
     r"|[年月日版]")
 _LETTER = re.compile(r"[^\W\d_]")
+_OTHER_SPACE = re.compile(r"\s")
 
 
 def only_numbers(title: str) -> bool:
@@ -471,12 +472,27 @@ def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
     leaks = []
     exact = query_set.name == "section-titles"
     for doc in query_set.view.documents:
-        paths = {clean_title(h) for b in doc.blocks for h in b.headings if h}
+        # each distinct heading once: every block repeats its path (a page without headings
+        # repeats its title, which may be long, in every block)
+        paths = {clean_title(h) for h in {h for b in doc.blocks for h in b.headings if h}}
         heads = {clean_title(doc.block_text(b)) for b in doc.blocks if b.is_heading}
         if exact:
             found = paths | heads
             leaks += [(q.id, doc.id) for q in query_set.queries if q.text in found]
             continue
         haystack = "\n".join([normalize(doc.text), *sorted(paths)])
-        leaks += [(q.id, doc.id) for q in query_set.queries if q.text in haystack]
+        words = set(haystack.split())
+        leaks += [(q.id, doc.id) for q in query_set.queries
+                  if _may_occur(q.text, words) and q.text in haystack]
     return leaks
+
+
+def _may_occur(text: str, words: set[str]) -> bool:
+    """False when `text` cannot occur in a text whose whitespace-separated words are `words`
+    and whose only whitespace is single spaces and newlines: a word of `text` with a space
+    on both sides is a whole word there too. Searching a long document for every question
+    costs far more than this look-up."""
+    inner = text.split(" ")[1:-1]
+    if not inner or any(not w or _OTHER_SPACE.search(w) for w in inner):
+        return True  # nothing to rule out by
+    return all(w in words for w in inner)

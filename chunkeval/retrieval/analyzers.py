@@ -23,12 +23,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import ConfigError, UnknownName
+
+if TYPE_CHECKING:  # imported where a matrix is built: a warm run reads its results, builds none
+    import scipy.sparse as sp
 
 ANALYZERS = ("char2", "word", "word+stem")
 AUTO = "auto"
@@ -37,6 +39,8 @@ CJK_SHARE = 0.2
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\uff66-\uff9f]")
 _LETTER = re.compile(r"[^\W\d_]")
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
+_ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))
 _WORD = re.compile(r"\w+")
 _WHITE_SPACES = re.compile(r"\s\s+")  # CountVectorizer's own whitespace rule
 
@@ -45,8 +49,13 @@ def cjk_share(texts: Sequence[str]) -> float:
     """The share of CJK characters among the letters of `texts`."""
     cjk = letters = 0
     for t in texts:
-        cjk += len(_CJK.findall(t))
-        letters += len(_LETTER.findall(t))
+        # ASCII has no CJK, and its letters are a-z and A-Z: counted on bytes, the rest of
+        # the text (all of a Japanese one) by the Unicode classes
+        ascii = t.encode("ascii", "ignore")
+        letters += len(ascii) - len(ascii.translate(None, _ASCII_LETTERS))
+        rest = _ASCII_RUN.sub("", t) if len(ascii) else t
+        cjk += len(_CJK.findall(rest))
+        letters += len(_LETTER.findall(rest))
     return cjk / letters if letters else 0.0
 
 
@@ -148,6 +157,7 @@ class Bigrams:
     def counts(self, texts: Sequence[str]) -> sp.csr_matrix:
         """[len(texts), len(vocab)] 2-gram counts; a 2-gram seen twice counts twice."""
         term, owner = self.keys(texts)
+        import scipy.sparse as sp
         m = sp.csr_matrix((np.ones(len(term), dtype=np.float32), (owner, term)),
                           shape=(len(texts), len(self.vocab)))
         m.sum_duplicates()
@@ -185,6 +195,7 @@ def fit_bigrams(texts: Sequence[str]) -> tuple[Bigrams, sp.csr_matrix, np.ndarra
     term_starts = np.flatnonzero(new_term)
     vocab = bigram[term_starts]
     indptr = np.append(term_starts, len(bigram))
+    import scipy.sparse as sp
     matrix = sp.csr_matrix((tf, doc.astype(np.int32), indptr), shape=(len(vocab), len(texts)))
     return Bigrams(alphabet, vocab, bits), matrix, n_tokens
 
@@ -231,6 +242,7 @@ class Words:
             found = [self.ids[t] for t in self.tokenize(text) if t in self.ids]
             cols.extend(found)
             rows.extend([i] * len(found))
+        import scipy.sparse as sp
         m = sp.csr_matrix((np.ones(len(cols), dtype=np.float32), (rows, cols)),
                           shape=(len(texts), len(self.ids)))
         m.sum_duplicates()
@@ -249,6 +261,7 @@ def fit_words(texts: Sequence[str], *, stem: bool = False
     cols = np.fromiter((ids[t] for ts in tokens for t in ts), dtype=np.int64,
                        count=int(lengths.sum()))
     rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+    import scipy.sparse as sp
     tf = sp.csr_matrix((np.ones(len(cols), dtype=np.float32), (cols, rows)),
                        shape=(len(vocab), len(texts)))
     tf.sum_duplicates()
