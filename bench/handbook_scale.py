@@ -38,26 +38,32 @@ STRATEGIES = "fixed-400,recursive-400-ov40,structure-800,parent-child-r200-s800"
 FIRST = "en-US"
 
 
+def download(package: str, debs: Path) -> Path:
+    """The newest `package` .deb in `debs`, fetched there with `apt-get download` first when
+    there is none."""
+    found = sorted(debs.glob(f"{package}_*.deb"))
+    if found:
+        return found[-1]
+    tmp = Path(tempfile.mkdtemp(prefix=".download-", dir=debs))
+    try:
+        subprocess.run(["apt-get", "download", package], cwd=tmp, check=True,
+                       capture_output=True, text=True)
+        for deb in tmp.glob("*.deb"):
+            deb.rename(debs / deb.name)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"apt-get download {package} failed ({getattr(e, 'stderr', '') or e}); "
+                 "run `apt-get update` first on a fresh machine")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted(debs.glob(f"{package}_*.deb"))[-1]
+
+
 def fetch() -> Path:
     """The handbook's HTML, unpacked under the cache; downloaded once."""
     from chunkeval.cache import cache_root
     debs = cache_root() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
-    found = sorted(debs.glob(f"{PACKAGE}_*.deb"))
-    if not found:
-        tmp = Path(tempfile.mkdtemp(prefix=".download-", dir=debs))
-        try:
-            subprocess.run(["apt-get", "download", PACKAGE], cwd=tmp, check=True,
-                           capture_output=True, text=True)
-            for deb in tmp.glob("*.deb"):
-                deb.rename(debs / deb.name)
-        except (OSError, subprocess.CalledProcessError) as e:
-            sys.exit(f"apt-get download {PACKAGE} failed ({getattr(e, 'stderr', '') or e}); "
-                     "run `apt-get update` first on a fresh machine")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        found = sorted(debs.glob(f"{PACKAGE}_*.deb"))
-    deb = found[-1]
+    deb = download(PACKAGE, debs)
     version = deb.stem.split("_")[1]
     root = cache_root() / "bench" / f"{PACKAGE}-{version}"
     if root.is_dir():

@@ -29,27 +29,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from handbook_scale import download  # beside this script
+
 PACKAGES = {"pdf": "r-doc-pdf", "html": "r-doc-html"}
 MANUALS = ("R-FAQ", "R-admin", "R-data", "R-exts", "R-intro", "R-ints", "R-lang")
 STRATEGIES = "fixed-200,fixed-800,recursive-400-ov40,structure-800"
-
-
-def _download(package: str, debs: Path) -> Path:
-    found = sorted(debs.glob(f"{package}_*.deb"))
-    if found:
-        return found[-1]
-    tmp = Path(tempfile.mkdtemp(prefix=".download-", dir=debs))
-    try:
-        subprocess.run(["apt-get", "download", package], cwd=tmp, check=True,
-                       capture_output=True, text=True)
-        for deb in tmp.glob("*.deb"):
-            deb.rename(debs / deb.name)
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"apt-get download {package} failed ({getattr(e, 'stderr', '') or e}); "
-                 "run `apt-get update` first on a fresh machine")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return sorted(debs.glob(f"{package}_*.deb"))[-1]
 
 
 def fetch() -> tuple[str, dict[str, Path]]:
@@ -57,7 +41,7 @@ def fetch() -> tuple[str, dict[str, Path]]:
     from chunkeval.cache import cache_root
     debs = cache_root() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
-    got = {edition: _download(pkg, debs) for edition, pkg in PACKAGES.items()}
+    got = {edition: download(pkg, debs) for edition, pkg in PACKAGES.items()}
     version = got["pdf"].stem.split("_")[1]
     root = cache_root() / "bench" / f"r-manuals-{version}"
     if not root.is_dir():
