@@ -11,8 +11,8 @@ it computes on a canary set), the resolved analyzer, the query set's name and fi
 the settings, chunkeval's code and the versions of the numeric libraries. A team's splitter
 is run every time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so
 its chunks are always its code's of today. A strategy whose chunks did not change then costs
-only its chunking: neither its indexes (a
-hybrid's parts included) nor its scores are built again. What the chunking gives (`chunks`,
+only its chunking: neither its indexes (a hybrid's parts included) nor its scores are built
+again. What the chunking gives (`chunks`,
 `metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the
 stored entry, so a reused result equals a fresh one but for its timings and embedding
 counters: `seconds.index` and `seconds.search` are those measured when the entry was stored
