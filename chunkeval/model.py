@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .errors import Problem
 
@@ -26,6 +26,18 @@ BLOCK_KINDS = HEADING_KINDS + ("paragraph", "item", "table", "pre", "dl", "other
 
 # The heading path in force at a block: (title, h2, h3). Missing levels are "".
 Headings = tuple[str, str, str]
+
+
+def heading_path(path: Sequence[str], level: int, text: str) -> Headings:
+    """The heading path in force after a heading of `level` (1-4) titled `text`: a heading
+    ends the sections of its level and below; a level-4 heading leaves the path as it is."""
+    if level == 1:
+        return (text, "", "")
+    if level == 2:
+        return (path[0], text, "")
+    if level == 3:
+        return (path[0], path[1], text)
+    return (path[0], path[1], path[2])
 
 
 @dataclass(frozen=True, slots=True)

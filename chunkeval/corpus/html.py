@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Sequence
 
 from ..errors import InputError, Problem
-from ..model import TABLE_CELL_SEP, Document, Part
+from ..model import TABLE_CELL_SEP, Document, Part, heading_path
 
 if TYPE_CHECKING:  # imported where a page is parsed: the commands that parse none need no parser
     import lxml.etree
@@ -373,12 +373,7 @@ class _Walker:
         if not text:
             return
         self.flush()
-        if level == 1:
-            self.path = [text, "", ""]
-        elif level == 2:
-            self.path[1:] = [text, ""]
-        elif level == 3:
-            self.path[2] = text
+        self.path = heading_path(self.path, level, text)
         self.emit(f"heading{level}", text)
 
     def pre(self, el) -> None:

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 
 from ..errors import InputError, Problem
-from ..model import TABLE_CELL_SEP, Document, Part
+from ..model import TABLE_CELL_SEP, Document, Part, heading_path
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 PDF_PARSER_VERSION = "1"
@@ -207,11 +207,7 @@ def parse_pdf(data: bytes, doc_id: str, *, path: str | None = None
         text = " ".join(text.split())
         if lvl == 1:
             title = title or text
-            path_[:] = [text, "", ""]
-        elif lvl == 2:
-            path_[1:] = [text, ""]
-        elif lvl == 3:
-            path_[2] = text
+        path_[:] = heading_path(path_, lvl, text)
         parts.append(Part(f"heading{lvl}", text, tuple(path_), page=page))
 
     for pi, lines in enumerate(pages):

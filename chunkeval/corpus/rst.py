@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from ..errors import InputError, Problem
-from ..model import TABLE_CELL_SEP, Document, Part
+from ..model import TABLE_CELL_SEP, Document, Part, heading_path
 from .html import _define, decode_html
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
@@ -131,11 +131,7 @@ class _Walk:
                     text = _text(titles[0])
                     if level == 1:
                         self.title = self.title or text
-                        self.path = [text, "", ""]
-                    elif level == 2:
-                        self.path[1:] = [text, ""]
-                    elif level == 3:
-                        self.path[2] = text
+                    self.path = heading_path(self.path, level, text)
                     self.emit(f"heading{level}", text)
                 self.walk(child, depth + 1, item)
             elif t in ("paragraph", "line_block", "rubric", "caption", "legend", "attribution"):

@@ -13,7 +13,7 @@ import io
 import re
 
 from ..errors import InputError, Problem
-from ..model import TABLE_CELL_SEP, Document, Part
+from ..model import TABLE_CELL_SEP, Document, Part, heading_path
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 DOCX_PARSER_VERSION = "1"
@@ -95,19 +95,15 @@ def parse_docx(data: bytes, doc_id: str, *, path: str | None = None
 
     levels = [int(k[7:]) for k, _, _ in found if k.startswith("heading")]
     shift = 1 if 0 in levels else 0  # "Title" is level 1 only when it is used
-    title, path_, parts = "", ["", "", ""], []
+    title, path_, parts = "", ("", "", ""), []
     for kind, text, rows in found:
         if kind.startswith("heading"):
             level = 1 if kind == "heading0" else min(int(kind[7:]) + shift, 4)
             kind = f"heading{level}"
             if level == 1:
                 title = title or text
-                path_ = [text, "", ""]
-            elif level == 2:
-                path_[1:] = [text, ""]
-            elif level == 3:
-                path_[2] = text
-        parts.append(Part(kind, text, tuple(path_), rows, 1 if len(rows) > 1 else 0))
+            path_ = heading_path(path_, level, text)
+        parts.append(Part(kind, text, path_, rows, 1 if len(rows) > 1 else 0))
     problems = []
     if not levels:
         problems.append(Problem(where, "no headings (no paragraph has a Title or Heading "
