@@ -54,14 +54,7 @@ def atomic_write(path: str | os.PathLike, data: str | bytes,
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        # mkstemp makes the file private; give it the mode a plain open() would have.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
+        _fill(fd, raw)
         os.replace(tmp, path)
     except BaseException as e:
         try:
@@ -73,6 +66,18 @@ def atomic_write(path: str | os.PathLike, data: str | bytes,
             raise OSError(e.errno, e.strerror or str(e), str(path)) from None
         raise
     return path
+
+
+def _fill(fd: int, raw: bytes) -> None:
+    """Write `raw` to the new file open as `fd`, give it the mode a plain open() would have
+    (a temporary file is made private) and fsync it; the file is closed."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
+    with os.fdopen(fd, "wb") as f:
+        f.write(raw)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def remove_stale_temps(path: Path, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
@@ -129,8 +134,8 @@ class Store:
     whose header does not match the key and what the caller expects it to describe, or whose
     bytes do not match their checksum, is a miss, counted in `rejected` and said once."""
 
-    def __init__(self, name: str, field: str, fmt: int, limit_var: str, limit_mb: float):
-        self.name, self.field, self.format = name, field, fmt
+    def __init__(self, name: str, fmt: int, limit_var: str, limit_mb: float):
+        self.name, self.format = name, fmt
         self.limit_var, self.limit_mb = limit_var, limit_mb
         self._written: dict[str, int] = {}  # bytes this process believes the store holds
         self.rejected = 0  # entries found but not what they claim to be, in this process
@@ -151,7 +156,7 @@ class Store:
         if isinstance(found, tuple):
             return found
         if found not in ("gone", "outdated"):
-            self._reject(path)
+            self.reject(path)
         return None
 
     def check(self, path: Path) -> str | None:
@@ -202,7 +207,7 @@ class Store:
             return None
         header, entry = found
         if header.get("key") != key or header.get("describes") != (describes or {}):
-            self._reject(path)
+            self.reject(path)
             return None
         try:
             os.utime(path)
@@ -210,7 +215,9 @@ class Store:
             pass  # evicted meanwhile, or a read-only cache: the entry is still good
         return entry
 
-    def _reject(self, path: Path) -> None:
+    def reject(self, path: Path) -> None:
+        """Count an entry found under its key that is not what the key says (said once): its
+        file, or its content as the caller checked it."""
         self.rejected += 1
         if self.rejected == 1:
             notice(f"{self.name} cache: an entry that is not what its key says ({path}) was "
@@ -264,9 +271,9 @@ class Store:
         return size - left, left
 
 
-RESULTS = Store("results", "result", RESULT_FORMAT, RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
+RESULTS = Store("results", RESULT_FORMAT, RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
 # A strategy's chunks of one corpus view, by the strategy's code identity (evaluate.py)
-CHUNKS = Store("chunks", "chunks", CHUNKS_FORMAT, CHUNKS_LIMIT_VAR, CHUNKS_LIMIT_MB)
+CHUNKS = Store("chunks", CHUNKS_FORMAT, CHUNKS_LIMIT_VAR, CHUNKS_LIMIT_MB)
 
 # The result cache as the rest of chunkeval and its tests name it.
 results_root, results_limit_bytes, result_path = RESULTS.root, RESULTS.limit_bytes, RESULTS.path
@@ -303,8 +310,6 @@ def prune_oldest(entries: list[tuple[float, Path, int]], limit: int) -> int:
     return removed
 
 
-
-
 # -- a run's outputs, written together -----------------------------------------------------------
 
 def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) -> dict[str, Path]:
@@ -323,17 +328,11 @@ def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) ->
     for old in out.parent.glob(f".{glob_escape(out.name)}.*.tmp"):
         if old.is_dir() and time.time() - old.lstat().st_mtime > STALE_TEMP_SECONDS:
             shutil.rmtree(old, ignore_errors=True)
-    umask = os.umask(0)
-    os.umask(umask)
     tmp = None
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
         for name, raw in raws.items():
-            fd = os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~umask)
-            with os.fdopen(fd, "wb") as f:
-                f.write(raw)
-                f.flush()
-                os.fsync(f.fileno())
+            _fill(os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), raw)
         out.mkdir(exist_ok=True)
         for name in raws:
             os.replace(tmp / name, out / name)
@@ -357,10 +356,11 @@ def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) ->
     return {name: out / name for name in raws}
 
 
-# -- a cache that cannot be written ----------------------------------------------------------------
+# -- what a run says of its caches ----------------------------------------------------------------
 
 class CacheNotice(UserWarning):
-    """A cache that cannot be written: the run goes on, only slower next time."""
+    """What a run says of its caches (one cannot be written, an entry was not what its key
+    says, a retriever computes other vectors than kept): the run goes on."""
 
 
 SAID: set[str] = set()  # the notices this process has given

@@ -179,6 +179,8 @@ class Evaluation:
             view = self.query_set(spec).view
             entry = _load_chunks(stored_key, view) if stored_key else None
             loaded = _chunked_from(entry, view, strategies.get(strategy_name)) if entry else None
+            if entry and loaded is None:  # well-formed, but not chunks that fit this view
+                cache.CHUNKS.reject(cache.CHUNKS.path(stored_key))
             if loaded is None:
                 loaded = self._chunk(strategy_name, spec)
                 if stored_key:
@@ -192,14 +194,21 @@ class Evaluation:
         are in memory, else from the chunk cache without building them (what a result read
         from the result cache needs), else by chunking."""
         key = (strategy_name, spec)
-        if key in self._chunked or key in self._failed:
-            return ChunkSummary.of(self.chunked(strategy_name, spec))
+        if key not in self._chunked and key not in self._failed:
+            summary = self._stored_summary(strategy_name, spec)
+            if summary is not None:
+                return summary
+        return ChunkSummary.of(self.chunked(strategy_name, spec))
+
+    def _stored_summary(self, strategy_name: str, spec: str) -> ChunkSummary | None:
+        """The strategy's chunk summary as the chunk cache holds it (read once), else None."""
+        key = (strategy_name, spec)
         if key not in self._summaries:
             stored_key = self.chunk_key(strategy_name, spec)
             entry = _load_chunks(stored_key, self.query_set(spec).view) if stored_key else None
             summary = _summary_from(entry) if entry else None
             if summary is None:
-                return ChunkSummary.of(self.chunked(strategy_name, spec))
+                return None
             self._summaries[key] = summary
         return self._summaries[key]
 
@@ -410,13 +419,8 @@ class Evaluation:
         key = (name, spec)
         if not self.result_cache or key in self._failed:
             return None
-        if key not in self._summaries and key not in self._chunked:
-            stored_key = self.chunk_key(name, spec)
-            entry = _load_chunks(stored_key, self.query_set(spec).view) if stored_key else None
-            summary = _summary_from(entry) if entry else None
-            if summary is None:
-                return None
-            self._summaries[key] = summary
+        if key not in self._chunked and self._stored_summary(name, spec) is None:
+            return None
         summary = self.chunk_summary(name, spec)
         qs = self.query_set(spec)
         out = []
@@ -605,7 +609,7 @@ def _stored(key: str, retriever: str, qs: QuerySet, chunks: ChunkSummary,
             or result.chunks.hash != chunks.stats.hash
             or [q.id for q in result.per_query] != [q.id for q in qs.queries]
             or not _means_hold(result, complete_at)):
-        cache.RESULTS._reject(cache.result_path(key))
+        cache.RESULTS.reject(cache.result_path(key))
         return None
     return result
 
@@ -615,8 +619,8 @@ def _means_hold(result: Result, complete_at: float) -> bool:
     if not result.per_query:
         return not result.metrics or all(s.value == 0 for s in result.metrics.values())
     rows = series(result.per_query, complete_at)
-    return all(abs(float(np.mean(rows[m.series])) - result.metrics[m.name].value) <= 10 ** -DECIMALS
-               for m in METRICS if m.series in rows and m.name in result.metrics)
+    return all(abs(float(np.mean(rows[m.series])) - result.metrics[m.name].value)
+               <= 10 ** -DECIMALS for m in METRICS if m.series in rows and m.name in result.metrics)
 
 
 def _load_chunks(key: str, view: Corpus) -> dict | None:
@@ -692,7 +696,6 @@ def _chunked_from(entry: dict, view: Corpus, strategy: strategies.Strategy) -> C
             or chunks_hash(searched, handed) != summary.stats.hash
             or ChunkSummary.of(Chunked(searched, handed, parent_of, summary.seconds,
                                        summary.stats, summary.cut)).parents != summary.parents):
-        cache.CHUNKS._reject(cache.CHUNKS.root())
         return None
     rewritten = {(c.doc_id, c.start, c.end): c.text for c in handed
                  if view[c.doc_id].text[c.start:c.end] != c.text}
