@@ -264,20 +264,20 @@ class Canary:
             slices.append(d.text[mid:mid + CANARY_SLICE])
         return cls([*CANARY_FIXED, *picked, *slices])
 
-    def fingerprint(self, retriever: Retriever, store: Path | None = None) -> str:
-        """The retriever's fingerprint on this set. `store`: the folder its canary vectors
-        are kept in (an embedding retriever's, beside its cache); None keeps nothing."""
+    def fingerprint(self, retriever: Retriever) -> str:
+        """The retriever's fingerprint on this set (an embedding retriever's canary vectors
+        are kept beside its embedding cache)."""
         key = (retriever.name, id(retriever.embed or retriever.build))
         if key not in self._fingerprints:
-            self._fingerprints[key] = self._compute(retriever, store)
+            self._fingerprints[key] = self._compute(retriever)
         return self._fingerprints[key]
 
-    def _compute(self, retriever: Retriever, store: Path | None) -> str:
+    def _compute(self, retriever: Retriever) -> str:
         import numpy as np
         try:
             if retriever.embed is not None:
                 vectors = _embedded(retriever, self.texts)
-                return self._match(retriever.name, vectors, store)
+                return self._match(retriever.name, vectors, canary_store(retriever))
             index = retriever.build(self.texts, analyzer="char2", seed=0) if retriever.lexical \
                 else retriever.build(self.texts)
             ranked = np.asarray(index.search(self.texts, len(self.texts)))
@@ -285,12 +285,10 @@ class Canary:
         except Exception as e:  # its own failure shows when the index is built; nothing kept
             return f"failed:{type(e).__name__}:{id(self)}"
 
-    def _match(self, name: str, vectors: np.ndarray, store: Path | None) -> str:
+    def _match(self, name: str, vectors: np.ndarray, store: Path) -> str:
         import numpy as np
         rounded = np.round(vectors, CANARY_DECIMALS) + 0.0  # no negative zeros
         fp = "v" + hashlib.sha256(rounded.astype("<f8").tobytes()).hexdigest()[:32]
-        if store is None:
-            return fp
         kept = sorted(store.glob(f"{self.texts_digest}-*.npy")) if store.is_dir() else []
         for path in kept:
             try:
@@ -323,17 +321,18 @@ def _spread(items: list, n: int) -> list:
 
 
 def _embedded(retriever: Retriever, texts: list[str]) -> np.ndarray:
+    """The retriever's L2-normalised vectors of `texts`, in its batches, held to the
+    embedding contract as its index holds them."""
     import numpy as np
-    parts = [np.asarray(retriever.embed(texts[lo:lo + retriever.batch_size]), dtype=np.float64)
-             for lo in range(0, len(texts), max(1, retriever.batch_size))]
-    v = np.concatenate(parts)
-    if v.ndim != 2 or len(v) != len(texts) or not np.isfinite(v).all():
-        raise ValueError("not a finite [n, d] array")
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return v / np.where(norms > 0, norms, 1)
+
+    from .retrieval.embedding import _check, _normalised
+    step = max(1, retriever.batch_size)
+    return _normalised(np.concatenate([
+        _check(retriever.embed(texts[lo:lo + step]), len(texts[lo:lo + step]))
+        for lo in range(0, len(texts), step)]))
 
 
-def retriever_identity(name: str, canary: Canary | None) -> dict:
+def retriever_identity(name: str, canary: Canary) -> dict:
     """What a retriever's vectors and results are kept under: its description and shape;
     for a built-in, chunkeval's code (in the result key) and its libraries; for one from
     outside, the fingerprint of what it computes on the canary set."""
@@ -342,8 +341,7 @@ def retriever_identity(name: str, canary: Canary | None) -> dict:
     out = {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
            "parts": [retriever_identity(p, canary) for p in r.fuses]}
     if not r.fuses and not is_own_retriever(name):
-        out["computes"] = (canary.fingerprint(r, canary_store(r)) if canary is not None
-                           else f"unknown:{id(r)}")  # no canary: never shared across runs
+        out["computes"] = canary.fingerprint(r)
     return out
 
 
@@ -355,12 +353,11 @@ def embeddings_folder(r: Retriever, canary: Canary | None) -> str | None:
     version = safe_name(r.version)
     if is_own_retriever(r.name):
         return version
-    fp = canary.fingerprint(r, canary_store(r)) if canary is not None else None
+    fp = canary.fingerprint(r) if canary is not None else None
     return f"{version}-{fp[:17]}" if fp and not fp.startswith("failed:") else None
 
 
-def canary_store(r: Retriever) -> Path | None:
-    if r.embed is None:
-        return None
+def canary_store(r: Retriever) -> Path:
+    """Where an embedding retriever's canary vectors are kept, beside its cache."""
     from .cache import embeddings_root, safe_name
     return embeddings_root() / safe_name(r.name) / (safe_name(r.version) + ".canaries")

@@ -189,6 +189,21 @@ def test_a_second_chunking_embeds_nothing(strategy, monkeypatch):
     assert sum(CALLS) > 0
     CALLS.clear()
     assert strategy.split(doc) == first and CALLS == []
+    # a new process: `topics` is a model from outside, known only by what it computes, so its
+    # vectors were kept in memory, not on disk: embedded again, to the same chunks
+    monkeypatch.setattr(semantic, "_CACHES", {})
+    assert strategy.split(doc) == first and sum(CALLS) > 0
+
+
+def test_the_vectors_of_a_built_in_model_are_kept_on_disk(monkeypatch):
+    """A model chunkeval ships is keyed by its version: a new process reads its vectors."""
+    from chunkeval.retrieval import registry
+    monkeypatch.setattr(registry, "_BUILTIN", registry._BUILTIN | {"topics"})
+    strategy = semantic.kamradt(250, retriever="topics")
+    doc = topic_document(JA, repeat=2, sep="")
+    first = strategy.split(doc)
+    assert sum(CALLS) > 0
+    CALLS.clear()
     monkeypatch.setattr(semantic, "_CACHES", {})  # a new process: the vectors are on disk
     assert strategy.split(doc) == first and CALLS == []
 

@@ -55,11 +55,15 @@ class EmbeddingCache:
     """One retriever's vectors. `hits` and `misses` count texts looked up since creation.
 
     `folder` is what identity.embeddings_folder gives: a retriever that computes other
-    vectors (a new model, weights file or environment) gets another folder. A shard that cannot be read whole, or holds vectors of another width or that are not
-    finite, is a miss: its texts are embedded again and the shard is removed."""
+    vectors (a new model, weights file or environment) gets another folder. A shard that
+    cannot be read whole, or holds vectors of another width or that are not finite, is a
+    miss: its texts are embedded again and the shard is removed. `on_disk=False` keeps the
+    vectors in this process only (a model no key on disk can name)."""
 
-    def __init__(self, name: str, folder: str, directory: Path | None = None):
+    def __init__(self, name: str, folder: str, directory: Path | None = None, *,
+                 on_disk: bool = True):
         self.dir = directory or root() / _safe(name) / _safe(folder)
+        self.on_disk = on_disk
         self.name = name
         self.hits = self.misses = 0
         self._width: int | None = None
@@ -70,6 +74,8 @@ class EmbeddingCache:
         """Read shards not read yet (another process may have added some)."""
         if self._rows is None:
             self._rows = {}
+        if not self.on_disk:
+            return self._rows
         for path in sorted(self.dir.glob("*.npz")) if self.dir.is_dir() else []:
             if path.name in self._seen_shards:
                 continue
@@ -116,7 +122,7 @@ class EmbeddingCache:
                              f"the embedding function of {self.name!r}")
             if self._width is None:  # no shard read: the width is the function's
                 self._width = vectors.shape[1]
-                if self._recorded_width() != self._width:
+                if self.on_disk and self._recorded_width() != self._width:
                     try:
                         atomic_write(self.dir / WIDTH_FILE, str(self._width))
                     except OSError as e:
@@ -151,6 +157,8 @@ class EmbeddingCache:
             return None
 
     def _store(self, new: dict[bytes, np.ndarray]) -> None:
+        if not self.on_disk:
+            return
         buf = io.BytesIO()
         keys = np.frombuffer(b"".join(new), dtype=np.uint8).reshape(len(new), 32)
         np.savez(buf, keys=keys, vectors=np.stack(list(new.values())).astype(np.float32))

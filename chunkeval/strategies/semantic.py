@@ -72,15 +72,13 @@ def _at_most(text: str, spans: list[Span], size: int) -> list[Span]:
     return out
 
 
-_CACHES: dict[Path, EmbeddingCache] = {}
-_IN_MEMORY: dict[tuple[str, int], dict] = {}  # a model from outside: text -> vector
-_IN_MEMORY_COUNTS = [0, 0]  # texts embedded anew, and found there
+# by folder, or for a model from outside by (name, its function's id): kept in memory only
+_CACHES: dict[Path | tuple[str, int], EmbeddingCache] = {}
 
 
 def embedding_counts() -> tuple[int, int]:
     """Texts the semantic chunkers embedded anew and found in the cache, in this process."""
-    return (sum(c.misses for c in _CACHES.values()) + _IN_MEMORY_COUNTS[0],
-            sum(c.hits for c in _CACHES.values()) + _IN_MEMORY_COUNTS[1])
+    return (sum(c.misses for c in _CACHES.values()), sum(c.hits for c in _CACHES.values()))
 
 
 def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
@@ -100,22 +98,17 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     if not identity.is_own_retriever(r.name):
         # a model from outside is known by what it computes, which only an evaluation's
         # canary tells (identity.py): its vectors are kept for this process only
-        kept = _IN_MEMORY.setdefault((r.name, id(r.embed)), {})
-        todo = list(dict.fromkeys(t for t in texts if t not in kept))
-        _IN_MEMORY_COUNTS[0] += len(todo)
-        _IN_MEMORY_COUNTS[1] += len(texts) - len(todo)
-        for lo in range(0, len(todo), max(1, r.batch_size)):
-            part = todo[lo:lo + r.batch_size]
-            kept.update(zip(part, np.asarray(r.embed(part), dtype=np.float64)))
-        v = np.array([kept[t] for t in texts], dtype=np.float64)
+        key: Path | tuple[str, int] = (r.name, id(r.embed))
+        if key not in _CACHES:
+            _CACHES[key] = EmbeddingCache(r.name, "", on_disk=False)
     else:
         # beside the retriever's own vectors
         own = EmbeddingCache(r.name, identity.embeddings_folder(r, None)).dir
-        cache = _CACHES.get(own)
-        if cache is None:
-            cache = _CACHES[own] = EmbeddingCache(r.name, own.name,
-                                                  own.with_name(own.name + FOLDER_SUFFIX))
-        v = cache.embed(texts, r.embed, r.batch_size).astype(np.float64)
+        key = own
+        if key not in _CACHES:
+            _CACHES[key] = EmbeddingCache(r.name, own.name,
+                                          own.with_name(own.name + FOLDER_SUFFIX))
+    v = _CACHES[key].embed(texts, r.embed, r.batch_size).astype(np.float64)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.where(norms > 0, norms, 1)
 
