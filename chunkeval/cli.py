@@ -631,21 +631,21 @@ def _run(args) -> int:
         print(f"results: {rc['evaluated']} evaluated (result cache off)")
     print(f"wrote {out / 'results.json'}, " + ", ".join(str(p) for p in written.values()))
     status = _report_problems(session.problems(), session.config.strict)
-    return _report_failures(results, args.traceback) or status
+    return _report_failures(results.failures, args.traceback) or status
 
 
-def _report_failures(results: Results, traceback: bool | None) -> int:
+def _report_failures(failures, traceback: bool | None, kept: str = "results.json") -> int:
     """Each strategy that could not be scored, one line (and its frames with --traceback;
-    None where the command has no such option); 1 when there is one: the rest of the results
-    are written, but the run did not succeed."""
-    for f in results.failures:
+    None where the command has no such option, and `kept` keeps them); 1 when there is
+    one: the rest of the results are written, but the run did not succeed."""
+    for f in failures:
         print(f"chunkeval: failed: {f.message}", file=sys.stderr)
         if traceback and f.detail:
             print(f.detail, file=sys.stderr)
-    if results.failures:
+    if failures:
         shown = ("" if traceback else " (--traceback shows where in your code)"
-                 if traceback is not None else " (results.json keeps where in your code)")
-        print(f"chunkeval: {len(results.failures)} strategy result(s) not scored{shown}",
+                 if traceback is not None else f" ({kept} keeps where in your code)")
+        print(f"chunkeval: {len(failures)} strategy result(s) not scored{shown}",
               file=sys.stderr)
         return 1
     return 0
@@ -730,7 +730,7 @@ def _merge(args) -> int:
     print(report.format_table(merged))
     print(f"\nmerged {len(docs)} shard(s); wrote {out / 'results.json'}, "
           + ", ".join(str(p) for p in written.values()))
-    return _report_failures(merged, None)
+    return _report_failures(merged.failures, None)
 
 
 # -- export --------------------------------------------------------------------------------------
@@ -822,26 +822,22 @@ def _sweep(args) -> int:
     print(session.corpus_line, flush=True)
     result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
                        metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against)
-    out.mkdir(parents=True, exist_ok=True)
     data = result.to_json()
-    atomic_write(out / "sweep.json", json.dumps(data, ensure_ascii=False) + "\n")
-    atomic_write(out / "sweep.md", sweep.markdown(result))
-    atomic_write(out / "sweep.html", sweep_page.render(data, sweep.config_lines(result)))
+    # rendered first and swapped in together, as a run's outputs are
+    cache.write_together(out, {
+        "sweep.json": json.dumps(data, ensure_ascii=False) + "\n",
+        "sweep.md": sweep.markdown(result),
+        "sweep.html": sweep_page.render(data, sweep.config_lines(result))})
     print(f"{len(result.points)} configurations x {len(retrievers)} retriever(s) x "
           f"{len(result.settings['query_sets'])} query set(s)")
     for line in sweep.summary_lines(result):
         print(line)
-    _report_failures_of(result.failures)
+    failed = _report_failures(result.failures, None, kept="sweep.json")
     print(f"wrote {out / 'sweep.json'}, {out / 'sweep.html'}, {out / 'sweep.md'}")
     print("\nto adopt the recommendation:")
     print("\n".join(sweep.config_lines(result)))
     status = _report_problems(session.problems(), cfg.strict)
-    return 1 if result.failures else status
-
-
-def _report_failures_of(failures) -> None:
-    for f in failures:
-        print(f"chunkeval: {f.message}", file=sys.stderr)
+    return failed or status
 
 
 # -- calibrate -----------------------------------------------------------------------------------
