@@ -52,6 +52,21 @@ def _resample_indexes(seed: int, n: int, resamples: int) -> np.ndarray:
     return idx
 
 
+def _resampled(a: Sequence[float], b: Sequence[float], resamples: int, seed: int
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The paired differences a - b and the mean of each resample of them (None when every
+    difference is 0: each resample's mean is then 0 too)."""
+    x, y = _values(a, "values in a"), _values(b, "values in b")
+    if x.shape != y.shape:
+        raise ValueError(f"paired values need equal lengths: {x.size} vs {y.size}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    d = x - y
+    if not d.any():
+        return d, None
+    return d, d[_resample_indexes(seed, d.size, resamples)].mean(axis=1)
+
+
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000,
                      seed: int = 0, confidence: float = 0.95) -> Interval:
     """Percentile interval of mean(a - b), resampling queries (pairs stay together).
@@ -59,17 +74,11 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     All resamples come from one seeded index matrix, so equal inputs give an equal
     interval; memory is resamples x len(a) indexes (16 MB for 2,000 x 1,000 queries).
     """
-    x, y = _values(a, "values in a"), _values(b, "values in b")
-    if x.shape != y.shape:
-        raise ValueError(f"paired values need equal lengths: {x.size} vs {y.size}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-    d = x - y
-    if not d.any():  # what every resample's mean is then; the common case of an unchanged run
+    d, means = _resampled(a, b, resamples, seed)
+    if means is None:  # what every resample's mean is then; the common case of an unchanged run
         return Interval(0.0, 0.0, 0.0, confidence)
-    means = d[_resample_indexes(seed, d.size, resamples)].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return Interval(float(d.mean()), float(low), float(high), confidence)
@@ -80,13 +89,9 @@ def bootstrap_p(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000
     """One-sided p-value that mean(a) > mean(b), from the same resamples as paired_bootstrap:
     the share of resampled mean differences at or below 0, counted with the observed one
     ((1 + count) / (1 + resamples)), so it is never 0. 1 when a and b are equal."""
-    x, y = _values(a, "values in a"), _values(b, "values in b")
-    if x.shape != y.shape:
-        raise ValueError(f"paired values need equal lengths: {x.size} vs {y.size}")
-    d = x - y
-    if not d.any():
+    _, means = _resampled(a, b, resamples, seed)
+    if means is None:
         return 1.0
-    means = d[_resample_indexes(seed, d.size, resamples)].mean(axis=1)
     return float((1 + np.count_nonzero(means <= 0)) / (1 + resamples))
 
 
