@@ -257,9 +257,9 @@ class Canary:
         headings = [d.text[b.start:b.end][:CANARY_SLICE] for d in docs for b in d.blocks
                     if b.is_heading and b.end > b.start]
         room = CANARY_TEXTS - len(CANARY_FIXED)
-        picked = _spread(headings, min(CANARY_HEADINGS, room))
+        picked = spread(headings, min(CANARY_HEADINGS, room))
         slices = []
-        for d in _spread([d for d in docs if d.text.strip()], room - len(picked)):
+        for d in spread([d for d in docs if d.text.strip()], room - len(picked)):
             mid = max(0, len(d.text) // 2 - CANARY_SLICE // 2)
             slices.append(d.text[mid:mid + CANARY_SLICE])
         return cls([*CANARY_FIXED, *picked, *slices])
@@ -311,7 +311,7 @@ class Canary:
         return fp
 
 
-def _spread(items: list, n: int) -> list:
+def spread(items: list, n: int) -> list:
     """`n` of `items`, evenly spread and in order (all when there are no more)."""
     if n <= 0 or not items:
         return []

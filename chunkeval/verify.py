@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import cache
+from .identity import spread
 
 if TYPE_CHECKING:
     from .session import Session
@@ -69,11 +70,8 @@ def stored_entries(out: Verification) -> None:
 
 def sample_cases(session: Session, n: int) -> list[tuple[str, str, str]]:
     """`n` of the configured (strategy, retriever, query set) cases, evenly spread."""
-    cases = sorted((s, r, spec) for s in session.strategies for r in session.plan[s]
-                   for spec in session.query_specs())
-    if n >= len(cases):
-        return cases
-    return [cases[(i * len(cases)) // n] for i in range(n)]
+    return spread(sorted((s, r, spec) for s in session.strategies for r in session.plan[s]
+                         for spec in session.query_specs()), n)
 
 
 def recomputed(session: Session, n: int, out: Verification) -> None:
