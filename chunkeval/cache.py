@@ -184,10 +184,10 @@ class Store:
             header = json.loads(head.decode("utf-8"))
         except ValueError:
             header = None
+        if isinstance(header, dict) and header.get("format") != self.format:
+            return "outdated"  # an older chunkeval's entry (one JSON object, no header line)
         if not isinstance(header, dict) or not sep:
             return "no header line"
-        if header.get("format") != self.format:
-            return "outdated"
         if header.get("checksum") != hashlib.sha256(body).hexdigest():
             return "its bytes do not match their checksum (edited or damaged)"
         try:

@@ -248,3 +248,20 @@ def test_verify_recomputes_a_sample_and_finds_a_sealed_wrong_entry(docs, tmp_pat
     out = capsys.readouterr().out
     assert "the cached result differs: metrics, per_query" in out
     assert "2 case(s)" in out  # fewer cases than asked: every one
+
+
+def test_an_older_versions_entries_are_outdated_not_damage(docs, tmp_path, monkeypatch,
+                                                            capsys):
+    """A cache kept across an upgrade holds the older format (one JSON object, no header
+    line): never served, never said to be damaged, not a mismatch for verify."""
+    import gzip
+    from chunkeval.cli import main
+    args = _verify_run(docs, tmp_path, monkeypatch)
+    old = cache.results_root() / "ab" / f"{'ab' * 32}.json.gz"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(gzip.compress(json.dumps(
+        {"format": 1, "key": "ab" * 32, "result": {"strategy": "x"}}).encode()))
+    rejected = cache.RESULTS.rejected
+    assert cache.RESULTS.load("ab" * 32) is None and cache.RESULTS.rejected == rejected
+    assert main(["cache", "verify", *args, "--sample", "0"]) == 0
+    assert "1 of an older format, never served" in capsys.readouterr().out
