@@ -493,7 +493,9 @@ def _strategies(args) -> int:
         default = set(strategies.names())
         for s in listed:
             params = ", ".join(f"{k}={v}" for k, v in s["params"].items())
-            named = "" if s["name"] in default else "  (runs when named)"
+            needs = strategies.missing(s["name"])
+            named = (f"  (needs an optional package: {needs})" if needs else
+                     "" if s["name"] in default else "  (runs when named)")
             print(f"{s['name']:<{width}}  {s['family']:<14} {params}{named}")
     return 0
 

@@ -228,6 +228,7 @@ class Evaluation:
     def _chunk(self, strategy_name: str, spec: str) -> Chunked:
         """Split every document of the view, checking each against the contract."""
         key = (strategy_name, spec)
+        strategies.require(strategy_name)  # a built-in whose library is missing: say which
         strategy = strategies.get(strategy_name)
         view = self.query_set(spec).view
         t0 = time.perf_counter()
@@ -381,6 +382,8 @@ class Evaluation:
             plan = {n: list(retrievers[n]) for n in names}
         else:
             plan = {n: list(retrievers) if retrievers else default_retrievers(n) for n in names}
+        for n in names:
+            strategies.require(n)  # fail before any work, as a retriever does here
         for r in {r for rets in plan.values() for r in rets}:
             retrieval.build_index(r, [])  # unknown or not installed: fail before any work
         self.analyzer  # resolved once here, inherited by workers

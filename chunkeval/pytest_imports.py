@@ -7,11 +7,12 @@ own messages (`pytest.fail` with the numbers), not asserts, and rewriting costs 
 pytest parses and compiles each module from its source, and keeps the result only where it
 may write bytecode, which CI images often forbid (PYTHONDONTWRITEBYTECODE), while the
 compiled files pip installed beside the sources go unused. The other packages chunkeval's
-dependencies install that ship a pytest plugin are loaded the same way: Hypothesis, which
-chunkeval imports for its invariant items (and Hypothesis's own plugin for its summary),
-pytest-benchmark and pytest-xdist, and LangSmith and AnyIO, which LangChain's splitters
-bring and whose plugins are imported into every run (LangSmith's imports its client). Their
-asserts are their own consistency checks, never a project's tests. (A plugin that pytest
+dependencies and extras install that ship a pytest plugin are loaded the same way:
+Hypothesis, which chunkeval imports for its invariant items (and Hypothesis's own plugin
+for its summary), pytest-xdist, pytest-benchmark (the test extra), and LangSmith and AnyIO,
+which LangChain's splitters (the langchain extra) bring and whose plugins are imported into
+every run (LangSmith's imports its client). Their asserts are their own consistency checks,
+never a project's tests. (A plugin that pytest
 loads before chunkeval's is rewritten all the same: pytest loads them in the order the
 installed distributions are listed.)
 
@@ -27,7 +28,7 @@ import sys
 from importlib.machinery import PathFinder
 
 # Top-level packages loaded without rewriting: chunkeval and the plugin-carrying packages its
-# dependencies install.
+# dependencies and extras install.
 PLAIN = ("chunkeval", "hypothesis", "pytest_benchmark", "xdist", "langsmith", "anyio")
 REWRITER = "_pytest.assertion.rewrite"
 

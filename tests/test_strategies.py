@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from chunkeval import strategies
@@ -238,6 +242,47 @@ def test_strategy_names_are_stable():
                 "structure-800+prefix", "lc-html-header", "lc-html-semantic",
                 "parent-child-r200-s800"}
     assert expected <= set(strategies.names())
+
+
+# chunkeval as it is where LangChain's splitters are not installed (they are an extra): the
+# lookup it makes says they are absent, then a command runs as from the shell.
+WITHOUT_LANGCHAIN = """
+import importlib.util, json, sys
+found = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.startswith("langchain") else found(name, *a)
+from chunkeval import strategies
+from chunkeval.cli import main
+if sys.argv[1] == "names":
+    print(json.dumps([strategies.names(), strategies.names(all=True)]))
+else:
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _without_langchain(*args, cwd=None):
+    return subprocess.run([sys.executable, "-c", WITHOUT_LANGCHAIN, *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_without_langchain_its_strategies_run_only_when_named_and_say_what_to_install(
+        tmp_path):
+    default, known = json.loads(_without_langchain("names").stdout)
+    lc = {"lc-html-header", "lc-html-semantic"}
+    assert lc <= set(known) and not lc & set(default)
+    assert set(default) == set(strategies.names()) - lc  # the rest of the matrix as it was
+    listed = _without_langchain("strategies").stdout
+    assert "lc-html-header" in listed and "pip install 'chunkeval[langchain]'" in listed
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n## Install\n\nRun the installer.\n", encoding="utf-8")
+    named = _without_langchain("run", "--corpus", str(docs), "--queries", "section-titles",
+                               "--strategies", "fixed-400,lc-html-header",
+                               "--retrievers", "bm25", "--out", str(tmp_path / "out"))
+    assert named.returncode != 0 and "Traceback" not in named.stderr
+    assert ("strategy 'lc-html-header' needs an optional package: pip install "
+            "'chunkeval[langchain]'") in named.stderr
+    assert not (tmp_path / "out").exists()  # said before any work
 
 
 # --- the same observations on the real corpus ------------------------------------------

@@ -8,9 +8,9 @@ from typing import Iterable
 
 from ..retrieval import registry as retrievers
 from . import params, registry, sized
-from .defaults import FEW, MATRIX, NAMED_ONLY, REFERENCE
-from .registry import (Strategy, Unit, all_strategies, is_builtin, load_splitter, names,
-                       register, unregister)
+from .defaults import FEW, MATRIX, MISSING, NAMED_ONLY, REFERENCE
+from .registry import (Strategy, Unit, all_strategies, is_builtin, load_splitter, missing,
+                       names, register, require, unregister)
 from .sized import size_by
 
 # chunkeval's own: their chunks are a function of chunkeval's code (the chunk cache's key);
@@ -20,7 +20,7 @@ NAMED_ONLY[:] = [dataclasses.replace(
     s, identity=f"chunkeval+{retrievers.get(s.params['model']).full_version}")
     for s in NAMED_ONLY]
 for _strategy in MATRIX:
-    register(_strategy, replace=True, builtin=True)
+    register(_strategy, replace=True, builtin=True, missing=MISSING.get(_strategy.name))
 for _strategy in NAMED_ONLY:
     register(_strategy, replace=True, builtin=True, opt_in=True)
 
@@ -55,5 +55,5 @@ def resolve(chosen: Iterable[str]) -> None:
 
 
 __all__ = ["FEW", "MATRIX", "NAMED_ONLY", "REFERENCE", "Strategy", "Unit", "all_strategies",
-           "canonical", "get", "is_builtin", "load_splitter", "names", "register", "resolve",
-           "size_by", "unregister"]
+           "canonical", "get", "is_builtin", "load_splitter", "missing", "names", "register",
+           "require", "resolve", "size_by", "unregister"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..retrieval import names as retrievers
 from .fixed import fixed
 from .headings import headings
+from . import langchain_html
 from .langchain_html import lc_html_header, lc_html_semantic
 from .parent_child import parent_child
 from .recursive import recursive
@@ -23,6 +24,11 @@ MATRIX = [
     lc_html_header(), lc_html_semantic(),
     parent_child(recursive(200), structure(800)),
 ]
+
+# Built-ins of the matrix whose library is not installed here -> how to install it: they run
+# only when named, and then say what is missing.
+MISSING = {} if langchain_html.installed() else {
+    s.name: langchain_html.INSTALL for s in MATRIX if s.family == "langchain-html"}
 
 # Gated next to a project's own splitters on its corpus, as a yardstick: plain windows and
 # structure-aware packing bracket the usual choice. The first is the reference the reports'

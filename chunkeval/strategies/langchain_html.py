@@ -22,6 +22,7 @@ it splits on (they only go to its metadata), recorded as params["drops"].
 from __future__ import annotations
 
 import html
+import importlib.util
 import warnings
 from functools import lru_cache
 
@@ -155,6 +156,15 @@ def _best_cluster(key: str, out: str, cursor: int) -> tuple[int, int]:
     lo = anchors[best_i]
     hi = min(len(key), anchors[best_j - 1] + min(SHINGLE, len(out)))
     return lo, hi
+
+
+# An extra: LangChain's splitters bring langchain-core and LangSmith, whose pytest plugin
+# every pytest run of a project would then load, whether it runs these two or not.
+INSTALL = "pip install 'chunkeval[langchain]' (the langchain-text-splitters package)"
+
+
+def installed() -> bool:
+    return importlib.util.find_spec("langchain_text_splitters") is not None
 
 
 @lru_cache(maxsize=None)

@@ -68,10 +68,13 @@ class Unit(NamedTuple):
 _REGISTRY: dict[str, Strategy] = {}
 _BUILTIN: set[str] = set()  # names of the default matrix: never taken over from outside
 _OPT_IN: set[str] = set()  # built-ins run only when named: too costly for every run
+# built-ins whose library is not installed here -> how to install it: run only when named,
+# and then they say what is missing before any work
+_MISSING: dict[str, str] = {}
 
 
 def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False,
-             opt_in: bool = False) -> Strategy:
+             opt_in: bool = False, missing: str | None = None) -> Strategy:
     if strategy.name in _REGISTRY and not replace and _REGISTRY[strategy.name] is not strategy:
         raise ConfigError(f"a strategy named {strategy.name!r} is already registered")
     if strategy.name in _BUILTIN and not builtin and _REGISTRY[strategy.name] is not strategy:
@@ -80,8 +83,10 @@ def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False
     _REGISTRY[strategy.name] = strategy
     if builtin:
         _BUILTIN.add(strategy.name)
-    if opt_in:
+    if opt_in or missing:
         _OPT_IN.add(strategy.name)
+    if missing:
+        _MISSING[strategy.name] = missing
     return strategy
 
 
@@ -94,6 +99,18 @@ def get(name: str) -> Strategy:
         return _REGISTRY[name]
     except KeyError:
         raise UnknownName("strategy", name, sorted(_REGISTRY)) from None
+
+
+def missing(name: str) -> str | None:
+    """How to install what the built-in `name` needs, when that is not installed here."""
+    return _MISSING.get(name)
+
+
+def require(name: str) -> None:
+    """Raise the ConfigError that says what to install, for a built-in whose library is
+    missing."""
+    if name in _MISSING:
+        raise ConfigError(f"strategy {name!r} needs an optional package: {_MISSING[name]}")
 
 
 def names(*, all: bool = False) -> list[str]:
