@@ -1,12 +1,14 @@
 """What several test modules build: small corpora written here (generated pages of word
 pairs, and manuals of named topics), and results made up to given numbers, as results.json
-holds them and as the typed Result.
+holds them and as the typed Result; and LangChain's recursive splitter, the independent
+implementation the recursive family is held to.
 
 Imported as `from helpers import ...` (the tests folder is on the path of every test run).
 """
 
 import html
 import random
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,17 @@ ADJ = ("amber basalt cobalt dusky ember frosty granite hazel indigo jade khaki l
        "nickel ochre pewter quartz russet sable teal umber velvet willow xenon").split()
 NOUN = ("anchor beacon canal delta engine falcon glacier harbor island jetty kettle lantern "
         "meadow nectar orchard pylon quarry rudder signal tunnel").split()
+@lru_cache(maxsize=None)
+def langchain_splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = (),
+                       length=None):
+    """LangChain's RecursiveCharacterTextSplitter as chunkeval's recursive family is set up:
+    separators kept at the end of their piece, sizes in chars or what `length` counts."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    return RecursiveCharacterTextSplitter(separators=list(separators), keep_separator="end",
+                                          chunk_size=size, chunk_overlap=overlap,
+                                          add_start_index=True, length_function=length or len)
+
+
 FILLER = ("the a of and to in for with on by from at is was are be this that it as or system "
           "value file list page data mode step rule path user note part item form").split()
 

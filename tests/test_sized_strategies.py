@@ -17,11 +17,11 @@ from chunkeval.invariants import contract
 from chunkeval.model import Document, Part
 from chunkeval.session import Session
 from chunkeval.strategies.fixed import fixed_windows, measured_windows
-from chunkeval.strategies.recursive import split_spans, splitter, tracked_spans
+from chunkeval.strategies.recursive import split_spans, tracked_spans
 from chunkeval.strategies.structure import structure_chunks
 from chunkeval.testing import assert_keeps_invariants, documents
 
-from helpers import tiny_corpus
+from helpers import langchain_splitter, tiny_corpus
 
 
 def words(text: str) -> int:
@@ -127,8 +127,8 @@ def test_recursive_spans_in_words_are_langchains_chunks_in_words(text, size, sha
     overlap = int(size * share)
     seps = ["\n\n", "\n", ". ", " ", ""]
     spans = tracked_spans(text, size, overlap, separators=seps, length=words)
-    assert [text[s:e] for s, e in spans] == splitter(size, overlap, tuple(seps), words
-                                                     ).split_text(text)
+    assert [text[s:e] for s, e in spans] == langchain_splitter(
+        size, overlap, tuple(seps), words).split_text(text)
 
 
 @given(doc=documents(), size=st.integers(20, 600))

@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunkeval import strategies
 from chunkeval.invariants import check
@@ -14,8 +16,10 @@ from chunkeval.model import Document, Part
 from chunkeval.strategies.fixed import fixed
 from chunkeval.strategies.langchain_html import render_html
 from chunkeval.strategies.recursive import (CJK_SEPARATORS, SPACE_SEPARATORS, recursive,
-                                            separators_for, split_spans, splitter)
+                                            separators_for, split_spans)
 from chunkeval.strategies.structure import structure
+
+from helpers import langchain_splitter
 
 T = "FAQ"
 
@@ -92,7 +96,7 @@ def test_offsets_are_right_where_langchain_start_index_is_wrong():
     # overlap and lands one paragraph early each time, leaving the text's end uncovered.
     doc = Document.from_parts("repeat.html", T, [Part("paragraph", "はい。設定")] * 120)
     text = doc.text
-    theirs = splitter(400, 40).create_documents([text])
+    theirs = langchain_splitter(400, 40, tuple(CJK_SEPARATORS)).create_documents([text])
     their_end = theirs[-1].metadata["start_index"] + len(theirs[-1].page_content)
     assert their_end < len(text)
 
@@ -109,7 +113,24 @@ def test_recursive_texts_are_langchains_own():
         seps = tuple(separators_for(text))
         for size, overlap in ((200, 0), (400, 40), (800, 0)):
             spans = split_spans(text, size, overlap)
-            assert [text[s:e] for s, e in spans] == splitter(size, overlap, seps).split_text(text)
+            assert [text[s:e] for s, e in spans] == \
+                langchain_splitter(size, overlap, seps).split_text(text)
+
+
+# Texts made of the separators of both scripts, words and runs of whitespace, so that every
+# separator level, empty and whitespace-only pieces, and repeated text come up.
+PIECES = st.sampled_from(["\n\n", "\n", "。", "、", ". ", "? ", "! ", "; ", ", ", " ", "  ",
+                          "\t", "word", "ab", "x", "設定", "です", "long-unbroken-token"])
+
+
+@given(text=st.lists(PIECES, max_size=120).map("".join), size=st.integers(1, 80),
+       share=st.floats(0, 1), cjk=st.booleans())
+def test_recursive_spans_are_langchains_chunks(text, size, share, cjk):
+    overlap = int(size * share)
+    seps = CJK_SEPARATORS if cjk else SPACE_SEPARATORS
+    spans = split_spans(text, size, overlap, seps)
+    assert [text[s:e] for s, e in spans] == \
+        langchain_splitter(size, overlap, tuple(seps)).split_text(text)
 
 
 def test_recursive_separators_follow_the_script():

@@ -1,19 +1,19 @@
-"""LangChain's RecursiveCharacterTextSplitter with offsets that are right by construction.
+"""LangChain's recursive character split (its RecursiveCharacterTextSplitter with
+keep_separator="end"), computed on [start, end) spans of the text.
 
-LangChain's own `add_start_index` finds each chunk with `str.find` from a guessed
-position, which lands on the wrong occurrence when text repeats. Here the chunk texts
-come from LangChain unchanged, and their offsets from `tracked_spans`, which runs the
-same recursion and merge (for keep_separator="end") on [start, end) spans instead of
-strings. Each span is checked against LangChain's text; should a future LangChain
-version merge differently, the chunks are placed instead by a forward walk (`place`)
-that accepts only positions LangChain's merge allows: no earlier than the previous
-chunk's start, at most `overlap` chars before the previous chunk's end, and no later
-than the first non-whitespace char after it (LangChain drops whitespace, never text).
+The algorithm is LangChain's: split at the first separator the text holds, keeping each
+separator at the end of its piece; merge runs of pieces shorter than the size into chunks
+of at most the size, carrying up to `overlap` over into the next; split a longer piece again
+with the separators after the one used; strip each chunk's outer whitespace. On spans
+instead of strings, every chunk's offsets are right by construction (LangChain's own
+`add_start_index` finds each chunk with `str.find` from a guessed position, which lands on
+the wrong copy where text repeats), and a run needs no LangChain: its splitters bring
+LangSmith, whose pytest plugin would load in every pytest run of a project. The tests hold
+these chunks to LangChain's own output, text for text.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable
 
 from ..model import Chunk, Document
@@ -34,16 +34,6 @@ def separators_for(text: str) -> list[str]:
 
 Span = tuple[int, int]
 Length = Callable[[str], int]
-
-
-@lru_cache(maxsize=None)
-def splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = tuple(SEPARATORS),
-             length: Length | None = None):
-    from langchain_text_splitters import RecursiveCharacterTextSplitter  # imported on use
-    # LangChain raises the clear ValueError itself when overlap > size.
-    return RecursiveCharacterTextSplitter(separators=list(separators), keep_separator="end",
-                                          chunk_size=size, chunk_overlap=overlap,
-                                          add_start_index=True, length_function=length or len)
 
 
 def _pieces(text: str, span: Span, sep: str) -> list[Span]:
@@ -137,40 +127,15 @@ def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = No
     return out
 
 
-def _next_nonspace(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-def place(text: str, pieces: list[str], overlap: int) -> list[Span]:
-    """The fallback: put each piece at its first allowed position after the one before."""
-    spans: list[Span] = []
-    prev_start = prev_end = 0
-    for i, piece in enumerate(pieces):
-        lo, hi = max(prev_start, prev_end - overlap), _next_nonspace(text, prev_end)
-        p = text.find(piece, lo, hi + len(piece))
-        if p == -1:
-            raise ValueError(f"cannot place LangChain's chunk #{i} {piece[:30]!r} after the one before")
-        prev_start, prev_end = p, p + len(piece)
-        spans.append((prev_start, prev_end))
-    return spans
-
-
 def split_spans(text: str, size: int, overlap: int = 0,
                 separators: list[str] | None = None, length: Length | None = None
                 ) -> list[Span]:
-    """[start, end) spans of LangChain's recursive chunks of `text`, each an exact slice.
+    """[start, end) spans of the recursive chunks of `text`, each an exact slice.
     Separators: by default those of the text's script (`separators_for`). Sizes are chars,
     or what `length` counts (LangChain's length_function)."""
+    check_sizes(size, overlap)
     seps = separators if separators is not None else separators_for(text)
-    pieces = splitter(size, overlap, tuple(seps), length).split_text(text)
-    spans = tracked_spans(text, size, overlap, separators=seps, length=length)
-    if len(spans) == len(pieces) and all(text[s:e] == p for (s, e), p in zip(spans, pieces)):
-        return spans
-    # an overlap of units may span any number of chars: only the previous start bounds it
-    return place(text, pieces, overlap if length is None else len(text))
+    return tracked_spans(text, size, overlap, separators=seps, length=length)
 
 
 def recursive_chunks(doc: Document, size: int, overlap: int = 0,
@@ -183,8 +148,8 @@ def recursive_chunks(doc: Document, size: int, overlap: int = 0,
 
 
 def recursive(size: int, overlap: int = 0, unit: Unit | None = None) -> Strategy:
-    """LangChain's recursive splitter in chars; with `unit`, in its units (recursive-400t)."""
-    check_sizes(size, overlap)  # fail at definition time on bad settings, as LangChain would
+    """The recursive split in chars; with `unit`, in its units (recursive-400t)."""
+    check_sizes(size, overlap)  # fail at definition time on bad settings
     t = "t" if unit else ""
     name = f"recursive-{size}{t}" + (f"-ov{overlap}{t}" if overlap else "")
     length = unit.count if unit else None
