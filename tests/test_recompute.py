@@ -45,22 +45,22 @@ def read_dump(path: Path) -> tuple[dict, dict]:
 def recompute(results: list[dict], view: dict[str, str], queries: list[tuple[str, str]],
               settings: dict) -> list[tuple[list[dict], dict]]:
     """Each result's per-query rows and means. `results` share a strategy and a query set,
-    so they are taken a query at a time: a chunk that several retrievers return for the same
-    query is shingled once."""
+    so they are taken a query at a time, and a chunk's text is shingled once however many
+    queries and retrievers return it."""
     k, budget, n = settings["k"], settings["budget"], settings["shingle"]
     rows = [[] for _ in results]
     precision = [[] for _ in results]
     iou = [[] for _ in results]
     for result in results:
         assert len(result["per_query"]) == len(queries)
+    memo: dict[str, set[str]] = {}
+
+    def shingles(text: str, n: int) -> set[str]:
+        if text not in memo:
+            memo[text] = shingle_set(text, n)
+        return memo[text]
+
     for i, (doc, answer) in enumerate(queries):
-        memo: dict[str, set[str]] = {}
-
-        def shingles(text: str, n: int) -> set[str]:
-            if text not in memo:
-                memo[text] = shingle_set(text, n)
-            return memo[text]
-
         g = shingle_set(answer, n)
         for r, result in enumerate(results):
             spans = result["per_query"][i]["retrieved"]
