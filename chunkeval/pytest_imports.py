@@ -12,9 +12,8 @@ Hypothesis, which chunkeval imports for its invariant items (and Hypothesis's ow
 for its summary), pytest-xdist, pytest-benchmark (the test extra), and LangSmith and AnyIO,
 which LangChain's splitters (the langchain extra) bring and whose plugins are imported into
 every run (LangSmith's imports its client). Their asserts are their own consistency checks,
-never a project's tests. (A plugin that pytest
-loads before chunkeval's is rewritten all the same: pytest loads them in the order the
-installed distributions are listed.)
+never a project's tests. (A plugin that pytest loads before chunkeval's is rewritten all the
+same: pytest loads them in the order the installed distributions are listed.)
 
 The modules a project's tests are in, its conftest files and every other plugin are
 rewritten as before; outside pytest nothing changes. This module and the package's

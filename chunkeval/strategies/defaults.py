@@ -5,9 +5,9 @@ few that the costly retrievers run on by default."""
 from __future__ import annotations
 
 from ..retrieval import names as retrievers
+from . import langchain_html
 from .fixed import fixed
 from .headings import headings
-from . import langchain_html
 from .langchain_html import lc_html_header, lc_html_semantic
 from .parent_child import parent_child
 from .recursive import recursive
