@@ -623,8 +623,9 @@ def _run(args) -> int:
         results, [session.query_set(s) for s in session.query_specs()])})
     print(report.format_table(results))
     emb = results.embeddings
+    kept = "from the cache" if session.config.cache else "repeated in this run (cache off)"
     print(f"\nanalyzer {results.analyzer}; embeddings: {emb['embedded']} texts embedded, "
-          f"{emb['cached']} from the cache")
+          f"{emb['cached']} {kept}")
     rc = results.result_cache
     if rc["enabled"]:
         print(f"results: {rc['evaluated']} evaluated, {rc['reused']} reused from the result "

@@ -49,7 +49,7 @@ from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
 from .shard import select
 from .strategies.defaults import default_retrievers
-from .strategies.semantic import embedding_counts
+from .strategies.semantic import embedding_counts, vectors_on_disk
 
 # Deep enough that the 4,000-char end of the budget curve fills even with small chunks.
 SEARCH_DEPTH = 64
@@ -136,16 +136,15 @@ class Evaluation:
                                               [d.text for d in self.corpus.documents])
         return self._analyzer
 
-    def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache | None:
-        """The retriever's vectors on disk, under what it computes (identity.py); None
-        without the embedding cache."""
-        if not self.use_embedding_cache:
-            return None
+    def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
+        """The retriever's vectors on disk, under what it computes (identity.py). Without the
+        embedding cache, or for a retriever from outside whose canary could not be computed,
+        in this evaluation's memory only: a text is embedded once a run, and counted."""
         if retriever.name not in self._caches:
-            folder = identity.embeddings_folder(retriever, self.canary)
-            if folder is None:
-                return None
-            self._caches[retriever.name] = EmbeddingCache(retriever.name, folder)
+            folder = identity.embeddings_folder(retriever, self.canary) \
+                if self.use_embedding_cache else None
+            self._caches[retriever.name] = EmbeddingCache(retriever.name, folder) \
+                if folder is not None else EmbeddingCache(retriever.name, "", on_disk=False)
         return self._caches[retriever.name]
 
     def retriever_identity(self, name: str) -> dict:
@@ -235,9 +234,10 @@ class Evaluation:
         searched: list[Chunk] = []
         for doc in view.documents:
             try:
-                out = strategy.split(doc)
-                chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) \
-                    else out
+                with vectors_on_disk(self.use_embedding_cache):  # a semantic chunker's
+                    out = strategy.split(doc)
+                    chunks = list(out) if hasattr(out, "__iter__") and not isinstance(
+                        out, str) else out
             except Exception as e:  # the splitter's own failure, said as one line
                 self._failed[key] = StrategyFailed(
                     strategy_name, f"split() raised {_said(e)}", document=doc.id,

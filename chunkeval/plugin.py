@@ -41,6 +41,7 @@ from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever
 from .gate.verdict import DEFAULT_TOLERANCE, compare, family_note, level
 from .results import BaselineEntry
 from .session import Case, Session
+from .strategies.semantic import vectors_on_disk
 
 # The scoring (metrics) and the reports are imported where they are used: this module is
 # loaded by every pytest run of a project that installs chunkeval.
@@ -396,10 +397,12 @@ class InvariantsItem(pytest.Item):
         state = _state(self.config)
         strategy = strategies.get(self.strategy)
         try:
-            self._on_corpus(state, strategy)
-            examples = state.session.config.invariant_examples
-            if examples:
-                self._on_generated(strategy, examples)
+            # without the cache, a semantic chunker's vectors are not kept on disk here either
+            with vectors_on_disk(state.session.config.cache):
+                self._on_corpus(state, strategy)
+                examples = state.session.config.invariant_examples
+                if examples:
+                    self._on_generated(strategy, examples)
         except AssertionError:
             self.user_properties.append((HELD_BACK, json.dumps([self.strategy, None])))
             raise

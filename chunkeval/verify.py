@@ -114,7 +114,7 @@ def _vectors(warm, name: str, texts: list[str], case: str, out: Verification) ->
     for part in (name, *retrieval.get(name).fuses):
         r = retrieval.get(part)
         store = warm.embedding_cache(r) if r.embed is not None else None
-        if store is None:
+        if store is None or not store.on_disk:
             continue
         kept = list(store.stored(texts).items())
         if not kept:

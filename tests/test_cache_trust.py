@@ -141,6 +141,23 @@ def test_no_cache_reads_and_writes_nothing(project, cache_dir):
     assert not cache_dir.exists() or not any(cache_dir.rglob("*.*z"))
 
 
+def test_no_cache_keeps_no_vectors_on_disk_and_still_counts_the_texts_it_embeds(
+        project, cache_dir):
+    """Neither a retriever's vectors nor a semantic chunker's go to disk or come from it; the
+    texts embedded are counted all the same (they were said to be 0)."""
+    from chunkeval.strategies import semantic
+    if not semantic.installed():
+        pytest.skip("the semantic built-ins need the use extra")
+    _fresh_modules(project)
+    evaluation = Evaluation(tiny_corpus(), Settings(), [SPEC], result_cache=False,
+                            embedding_cache=False)
+    result = evaluation.result("windows", "letters", SPEC)
+    queries = len(evaluation.query_set(SPEC).queries)
+    assert result.embeddings["embedded"] >= result.chunks.count + queries
+    evaluation.result("semantic-cluster-400", "bm25", SPEC)  # its sentences embedded by use
+    assert not cache_dir.exists() or not any(cache_dir.rglob("*"))
+
+
 # -- crafted entries -----------------------------------------------------------------------
 def _craft_chunks(entry: dict) -> None:
     """Chunk ends moved past the document: every chunk claims the whole rest of it."""

@@ -19,6 +19,7 @@ index of chunks does not load every sentence's vector. Every chunk is a slice of
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,6 +75,20 @@ def _at_most(text: str, spans: list[Span], size: int) -> list[Span]:
 
 # by folder, or for a model from outside by (name, its function's id): kept in memory only
 _CACHES: dict[Path | tuple[str, int], EmbeddingCache] = {}
+# False while an evaluation that keeps no cache chunks (`vectors_on_disk`)
+_on_disk = True
+
+
+@contextmanager
+def vectors_on_disk(allowed: bool):
+    """Within it, with `allowed` False, the semantic chunkers keep no vectors on disk and read
+    none from it: an evaluation without the embedding cache chunks in one."""
+    global _on_disk
+    before, _on_disk = _on_disk, _on_disk and allowed
+    try:
+        yield
+    finally:
+        _on_disk = before
 
 
 def embedding_counts() -> tuple[int, int]:
@@ -95,9 +110,10 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     if not retrievers.available(r):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                           f"{getattr(r.embed, 'install', 'see the README')}")
-    if not identity.is_own_retriever(r.name):
+    if not identity.is_own_retriever(r.name) or not _on_disk:
         # a model from outside is known by what it computes, which only an evaluation's
-        # canary tells (identity.py): its vectors are kept for this process only
+        # canary tells (identity.py), and an evaluation may keep no cache: the vectors are
+        # then kept for this process only
         key: Path | tuple[str, int] = (r.name, id(r.embed))
         if key not in _CACHES:
             _CACHES[key] = EmbeddingCache(r.name, "", on_disk=False)
