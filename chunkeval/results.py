@@ -400,7 +400,8 @@ class Result:
     per_query: list[PerQuery]
     retriever_version: str | None = None
     analyzer: str | None = None
-    # texts this result embedded anew, and those it found in the embedding cache
+    # texts this result embedded anew, and those whose vectors it reused (from the embedding
+    # cache, or embedded earlier in the run)
     embeddings: dict[str, int] | None = None
     budget_curve: dict[int, Stat] = field(default_factory=dict)
     # the text of every retrieved chunk that is not its span's slice, by "doc:start:end"

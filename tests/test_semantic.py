@@ -275,3 +275,27 @@ def test_a_project_builds_them_on_its_own_retriever(tmp_path, monkeypatch, manua
     assert not doc.get("failed")
     # the chunkers' embeddings are counted, though bm25 embeds nothing
     assert all(r["embeddings"]["embedded"] > 0 for r in doc["results"])
+
+
+def test_no_disk_for_one_evaluation_is_not_no_disk_for_another_thread():
+    """Two evaluations in two threads, one without the cache: the switch of one is not seen
+    by the other, whichever ends first."""
+    import threading
+
+    from chunkeval.strategies.semantic import _ON_DISK, vectors_on_disk
+    entered, leave, seen = threading.Event(), threading.Event(), []
+
+    def cached():
+        with vectors_on_disk(True):
+            entered.set()
+            leave.wait(5)
+            seen.append(_ON_DISK.get())
+
+    other = threading.Thread(target=cached)
+    other.start()
+    entered.wait(5)
+    with vectors_on_disk(False):
+        leave.set()
+        other.join(5)  # the cached one ends first
+        assert _ON_DISK.get() is False
+    assert seen == [True] and _ON_DISK.get() is True

@@ -190,7 +190,8 @@ def header_facts(view: View) -> list[str]:
     emb = res.embeddings
     if emb.get("embedded") or emb.get("cached"):
         facts.append(f"embeddings: {integer(emb.get('embedded'))} texts embedded, "
-                     f"{integer(emb.get('cached'))} from the cache")
+                     f"{integer(emb.get('cached'))} reused (from the embedding cache, or "
+                     "embedded earlier in the run)")
     if res.chunkeval:
         facts.append(f"chunkeval {res.chunkeval}")
     return facts

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,20 +76,20 @@ def _at_most(text: str, spans: list[Span], size: int) -> list[Span]:
 
 # by folder, or for a model from outside by (name, its function's id): kept in memory only
 _CACHES: dict[Path | tuple[str, int], EmbeddingCache] = {}
-# False while an evaluation that keeps no cache chunks (`vectors_on_disk`)
-_on_disk = True
+# False while an evaluation that keeps no cache chunks (`vectors_on_disk`); a context
+# variable, so that evaluations in two threads do not set it for each other
+_ON_DISK: ContextVar[bool] = ContextVar("chunkeval_semantic_on_disk", default=True)
 
 
 @contextmanager
 def vectors_on_disk(allowed: bool):
     """Within it, with `allowed` False, the semantic chunkers keep no vectors on disk and read
     none from it: an evaluation without the embedding cache chunks in one."""
-    global _on_disk
-    before, _on_disk = _on_disk, _on_disk and allowed
+    token = _ON_DISK.set(_ON_DISK.get() and allowed)
     try:
         yield
     finally:
-        _on_disk = before
+        _ON_DISK.reset(token)
 
 
 def embedding_counts() -> tuple[int, int]:
@@ -110,7 +111,7 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     if not retrievers.available(r):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                           f"{getattr(r.embed, 'install', 'see the README')}")
-    if not identity.is_own_retriever(r.name) or not _on_disk:
+    if not identity.is_own_retriever(r.name) or not _ON_DISK.get():
         # a model from outside is known by what it computes, which only an evaluation's
         # canary tells (identity.py), and an evaluation may keep no cache: the vectors are
         # then kept for this process only
