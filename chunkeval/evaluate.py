@@ -227,7 +227,12 @@ class Evaluation:
     def _chunk(self, strategy_name: str, spec: str) -> Chunked:
         """Split every document of the view, checking each against the contract."""
         key = (strategy_name, spec)
-        strategies.require(strategy_name)  # a built-in whose library is missing: say which
+        needs = strategies.missing(strategy_name)
+        if needs:  # a built-in whose library this process lacks (a cluster node may): this
+            # task fails, the others go on
+            self._failed[key] = StrategyFailed(strategy_name,
+                                               f"needs an optional package: {needs}")
+            raise self._failed[key]
         strategy = strategies.get(strategy_name)
         view = self.query_set(spec).view
         t0 = time.perf_counter()

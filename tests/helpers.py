@@ -20,6 +20,10 @@ ADJ = ("amber basalt cobalt dusky ember frosty granite hazel indigo jade khaki l
        "nickel ochre pewter quartz russet sable teal umber velvet willow xenon").split()
 NOUN = ("anchor beacon canal delta engine falcon glacier harbor island jetty kettle lantern "
         "meadow nectar orchard pylon quarry rudder signal tunnel").split()
+FILLER = ("the a of and to in for with on by from at is was are be this that it as or system "
+          "value file list page data mode step rule path user note part item form").split()
+
+
 @lru_cache(maxsize=None)
 def langchain_splitter(size: int, overlap: int = 0, separators: tuple[str, ...] = (),
                        length=None):
@@ -29,10 +33,6 @@ def langchain_splitter(size: int, overlap: int = 0, separators: tuple[str, ...] 
     return RecursiveCharacterTextSplitter(separators=list(separators), keep_separator="end",
                                           chunk_size=size, chunk_overlap=overlap,
                                           add_start_index=True, length_function=length or len)
-
-
-FILLER = ("the a of and to in for with on by from at is was are be this that it as or system "
-          "value file list page data mode step rule path user note part item form").split()
 
 
 def _sentence(rng: random.Random, keys: list[str], n: int = 12) -> str:

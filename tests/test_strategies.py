@@ -306,6 +306,27 @@ def test_without_langchain_its_strategies_run_only_when_named_and_say_what_to_in
     assert not (tmp_path / "out").exists()  # said before any work
 
 
+def test_a_built_in_whose_library_a_worker_lacks_fails_that_task_only():
+    """A cluster node without an extra: the task of the strategy that needs it is a failure
+    saying what to install, and the run goes on."""
+    from chunkeval.evaluate import Evaluation
+    from chunkeval.results import Failure, Settings
+
+    from helpers import tiny_corpus
+    strategies.register(strategies.Strategy("needs-x", "fixed", fixed(400).split),
+                        missing="pip install x")
+    try:
+        evaluation = Evaluation(tiny_corpus(), Settings(), ["section-titles"],
+                                result_cache=False)
+        [failed] = evaluation.run_task(("section-titles", "needs-x"), ["bm25"])
+        assert isinstance(failed, Failure)
+        assert "needs an optional package: pip install x" in failed.message
+        [done] = evaluation.run_task(("section-titles", "fixed-400"), ["bm25"])
+        assert not isinstance(done, Failure)
+    finally:
+        strategies.unregister("needs-x")
+
+
 # --- the same observations on the real corpus ------------------------------------------
 
 @pytest.mark.corpus
