@@ -612,6 +612,8 @@ def _run(args) -> int:
     executor = make(args.executor, jobs=args.jobs, address=args.address,
                     modules=session.modules)
     print(session.corpus_line, flush=True)
+    if session.left_out:
+        print(session.left_out, flush=True)
     results = session.evaluation.run(session.strategies, session.plan, shard=session.shard,
                                      timings=session.timings, executor=executor)
     if session.shard is not None:

@@ -693,6 +693,8 @@ class Summary:
         corpora = {(r["corpus"]["name"], r["corpus"]["fingerprint"]) for r in self.rows}
         for name, fingerprint in sorted(corpora):
             tr.write_line(f"corpus {name} (fingerprint {fingerprint})")
+        if self.rows and self.state.session.left_out:
+            tr.write_line(self.state.session.left_out)
         for p in self.problems:
             tr.write_line(f"problem: {p}")
         if self.problems and self.state.session.config.strict:

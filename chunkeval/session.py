@@ -144,6 +144,19 @@ class Session:
                           cfg.where["reference"], "strategy")
         return list(dict.fromkeys([*own, *reference]))
 
+    @property
+    def left_out(self) -> str | None:
+        """A line naming the built-ins of the default matrix that cannot run here for a
+        missing extra, when the default matrix is what runs; else None."""
+        if self.config.strategies or not self.config.builtin_corpus:
+            return None
+        missing = {n: strategies.missing(n) for n in strategies.names(all=True)}
+        missing = {n: how for n, how in missing.items() if how}
+        if not missing:
+            return None
+        return (f"not run here: {', '.join(missing)}, which need an optional package: "
+                + "; ".join(dict.fromkeys(missing.values())))
+
     def _resolve(self, names, key: str) -> list[str]:
         """The names, those with parameters (`fixed(size=300)`) as the names they register."""
         try:

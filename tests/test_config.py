@@ -191,7 +191,8 @@ def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
     summary = Summary.__new__(Summary)
     summary.rows, summary.problems, summary.written, summary.stale = rows, [], None, []
     summary.error, summary.held_back = None, []
-    summary.state = type("S", (), {"session": type("Se", (), {"config": Cfg})()})()
+    summary.state = type("S", (), {"session": type("Se", (), {"config": Cfg,
+                                                              "left_out": None})()})()
     tr = _Terminal()
     summary.pytest_terminal_summary(tr)
     advice = tr.lines[tr.lines.index(next(x for x in tr.lines if "consider" in x)):]

@@ -275,6 +275,11 @@ from chunkeval import strategies
 from chunkeval.cli import main
 if sys.argv[1] == "names":
     print(json.dumps([strategies.names(), strategies.names(all=True)]))
+elif sys.argv[1] == "left-out":
+    from chunkeval import config
+    from chunkeval.session import Session
+    print(json.dumps([Session(config.load(command_line={"corpus": c})).left_out
+                      for c in sys.argv[2:]]))
 else:
     sys.exit(main(sys.argv[1:]))
 """
@@ -293,8 +298,14 @@ def test_without_langchain_its_strategies_run_only_when_named_and_say_what_to_in
     assert set(default) == {s.name for s in strategies.MATRIX} - lc  # the rest as it was
     listed = _without_langchain("strategies").stdout
     assert "lc-html-header" in listed and "pip install 'chunkeval[langchain]'" in listed
-
+    # where the default matrix runs (the built-in corpus), the two left out are named
     docs = tmp_path / "docs"
+    matrix, own = json.loads(_without_langchain("left-out", "debian-ja", str(docs),
+                                                cwd=tmp_path).stdout)
+    assert matrix.startswith("not run here: lc-html-header, lc-html-semantic, which need an "
+                             "optional package: pip install 'chunkeval[langchain]'")
+    assert own is None  # a corpus of the project's own runs its splitters and reference
+
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\n## Install\n\nRun the installer.\n", encoding="utf-8")
     named = _without_langchain("run", "--corpus", str(docs), "--queries", "section-titles",
