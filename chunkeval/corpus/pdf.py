@@ -20,6 +20,7 @@ from collections import Counter
 
 from ..errors import InputError, Problem
 from ..model import TABLE_CELL_SEP, Document, Part, heading_path
+from . import optional
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 PDF_PARSER_VERSION = "1"
@@ -51,11 +52,7 @@ class _Line:
 
 
 def _open(data: bytes, where: str):
-    try:
-        import pdfplumber
-    except ImportError:
-        raise InputError(where, "reading PDF files needs pdfplumber: pip install "
-                                "'chunkeval[documents]'") from None
+    pdfplumber = optional.load("pdf", where)
     try:
         pdf = pdfplumber.open(io.BytesIO(data))
         pdf.pages  # noqa: B018 - reads the page tree: a damaged file fails here

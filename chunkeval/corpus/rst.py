@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from ..errors import InputError, Problem
 from ..model import TABLE_CELL_SEP, Document, Part, heading_path
+from . import optional
 from .html import _define, decode_html
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
@@ -167,11 +168,8 @@ def parse_rst(data: bytes, doc_id: str, *, path: str | None = None
         raise InputError(where, "binary file (contains NUL bytes), not reStructuredText")
     text, problems = decode_html(data, where)
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    try:
-        from docutils.core import publish_doctree
-    except ImportError:
-        raise InputError(where, "reading reStructuredText needs docutils: pip install "
-                                "'chunkeval[documents]'") from None
+    optional.load("rst", where)
+    from docutils.core import publish_doctree
     unknown = _prepare(text)
     settings = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False,
                 "raw_enabled": False, "doctitle_xform": False, "sectsubtitle_xform": False,

@@ -31,6 +31,7 @@ from .debian import (BUILTIN_CORPORA, DEFAULT_CORPUS, builtin_packages, fetch_bu
                      language_pages)
 from .html import DEFAULT_DROP, HTML_SUFFIXES, PARSER_VERSION, check_selectors, parse_html
 from .markdown import TEXT_PARSER_VERSION, parse_markdown, parse_plain
+from .optional import LIBRARIES
 from .pdf import PDF_PARSER_VERSION, parse_pdf
 from .rst import RST_PARSER_VERSION, parse_rst
 from .word import DOCX_PARSER_VERSION, parse_docx
@@ -38,9 +39,6 @@ from .word import DOCX_PARSER_VERSION, parse_docx
 # The file formats a corpus directory may hold, by suffix.
 FORMATS = {"html": HTML_SUFFIXES, "markdown": (".md", ".markdown"), "text": (".txt",),
            "pdf": (".pdf",), "word": (".docx",), "rst": (".rst", ".rest")}
-# The formats read with an optional library (the `documents` extra): (module, distribution).
-LIBRARIES = {"pdf": ("pdfplumber", "pdfplumber"), "word": ("docx", "python-docx"),
-             "rst": ("docutils", "docutils")}
 CACHE_FORMAT = 1
 # A page larger than this (read, or once decompressed) is skipped with a warning: parsing a
 # page and building its query sets take a few tens of times its size in memory
@@ -68,7 +66,7 @@ def _library(fmt: str) -> str | None:
         return ""
     import importlib.metadata  # only when a corpus holds such files
 
-    module, dist = LIBRARIES[fmt]
+    module, dist, _ = LIBRARIES[fmt]
     if importlib.util.find_spec(module) is None:
         return None
     try:

@@ -14,6 +14,7 @@ import re
 
 from ..errors import InputError, Problem
 from ..model import TABLE_CELL_SEP, Document, Part, heading_path
+from . import optional
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 DOCX_PARSER_VERSION = "1"
@@ -59,13 +60,9 @@ def parse_docx(data: bytes, doc_id: str, *, path: str | None = None
                ) -> tuple[Document, list[Problem]]:
     """Parse one .docx file. Raises InputError when it cannot become a document."""
     where = str(path) if path else doc_id
-    try:
-        import docx
-        from docx.table import Table
-        from docx.text.paragraph import Paragraph
-    except ImportError:
-        raise InputError(where, "reading Word files needs python-docx: pip install "
-                                "'chunkeval[documents]'") from None
+    docx = optional.load("word", where)
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
     try:
         document = docx.Document(io.BytesIO(data))
         body = list(document.element.body.iterchildren())
