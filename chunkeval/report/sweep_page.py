@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .svg import _axes, _Frame, _nice_step, _pct_axis, _Svg, escape
+from .svg import _axes, _Frame, _nice_step, _no_data, _pct_axis, _Svg, escape
 from .view import PALETTE
 
 DASHES = (None, "6 4", "2 3", "10 3 2 3")
@@ -46,8 +46,7 @@ def plot_lines(title: str, lines: list[dict], xlabel: str, ylabel: str,
     svg.text(16, 22, title, size=14, weight="bold")
     xs = [p[0] for line in lines for p in line["points"]]
     if not xs:
-        svg.text(width / 2, height / 2, "no data", anchor="middle", fill="#666")
-        return svg.markup()
+        return _no_data(svg, "no data")
     # a share never passes 1, however wide its band
     ys = [min(1.0, v) for line in lines for p in line["points"] for v in (p[1], p[3])
           if v is not None]
@@ -86,8 +85,7 @@ def plot_points(title: str, groups: list[dict], xlabel: str, ylabel: str,
     svg.text(16, 22, title, size=14, weight="bold")
     xs = [p[0] for g in groups for p in g["points"]]
     if not xs:
-        svg.text(width / 2, height / 2, "no data", anchor="middle", fill="#666")
-        return svg.markup()
+        return _no_data(svg, "no data")
     xlo, xhi, xticks = _ticks(0, max(xs))
     yhi, yticks = _pct_axis([p[1] for g in groups for p in g["points"]])
     f = _Frame(70, 40, width - 170, height - 50, xlo, xhi, yhi)
