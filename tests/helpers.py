@@ -1,13 +1,17 @@
 """What several test modules build: small corpora written here (generated pages of word
 pairs, and manuals of named topics), and results made up to given numbers, as results.json
-holds them and as the typed Result; and LangChain's recursive splitter, the independent
-implementation the recursive family is held to.
+holds them and as the typed Result; LangChain's recursive splitter, the independent
+implementation the recursive family is held to; and a page's script run in a real browser.
 
 Imported as `from helpers import ...` (the tests folder is on the path of every test run).
 """
 
 import html
+import json
 import random
+import re
+import shutil
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -272,3 +276,34 @@ def write_entry(path: Path, header: dict, entry: dict, *, checksum: bool = True)
     if checksum:
         header = {**header, "checksum": hashlib.sha256(body).hexdigest()}
     path.write_bytes(gzip.compress(json.dumps(header).encode("utf-8") + b"\n" + body))
+
+
+# -- a page in a browser ---------------------------------------------------------------------
+CHROMIUM = shutil.which("chromium")
+
+# Before the page's own script: any error it raises is kept.
+CATCH = """<script>window.caught = [];
+window.addEventListener("error", function (e) { window.caught.push(String(e.message)); });
+</script>"""
+
+# The end of a probe script: its `out` goes into the DOM, read back by --dump-dom.
+PROBE_END = """var pre = document.createElement("pre");
+pre.id = "probe";
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+})();</script>"""
+
+
+def probe_in_browser(page: str, probe: str, tmp_path: Path, *flags: str):
+    """`page` with CATCH before its styles and the `probe` script (ending in PROBE_END) after
+    its body, run by headless Chromium: (what the probe wrote, the finished process)."""
+    path = tmp_path / "probe.html"
+    path.write_text(page.replace("<style>", CATCH + "<style>", 1)
+                    .replace("</body>", probe + "</body>", 1), encoding="utf-8")
+    done = subprocess.run([CHROMIUM, "--headless=new", "--disable-gpu", "--no-sandbox",
+                           f"--user-data-dir={tmp_path / 'profile'}", *flags, "--dump-dom",
+                           path.as_uri()], capture_output=True, text=True, timeout=180,
+                          cwd=tmp_path)
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stderr[-2000:]
+    return json.loads(html.unescape(found.group(1))), done

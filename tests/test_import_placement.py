@@ -215,15 +215,21 @@ def test_a_long_input_line_is_held_a_few_times_at_most(tmp_path):
     path.write_text(json.dumps({"user_input": "What?", "reference_contexts": [excerpt]}) + "\n",
                     encoding="utf-8")
     del excerpt
+    peak = _peak_of_a_missing_excerpt("ragas", path)
+    assert peak < 5 * size, f"peak {peak / 2**20:.0f} MB for a {size / 2**20:.0f} MB line"
+
+
+def _peak_of_a_missing_excerpt(kind: str, path) -> int:
+    """The peak memory of importing `path`, one question whose excerpt is in no document."""
     doc = Document("d.txt", "d", f"Text. {SENTENCE}", ())
     tracemalloc.start()
     try:
-        done = import_questions(Corpus("c", (doc,)), "ragas", [str(path)])
+        done = import_questions(Corpus("c", (doc,)), kind, [str(path)])
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert done.outcomes["missing"] == 1
-    assert peak < 5 * size, f"peak {peak / 2**20:.0f} MB for a {size / 2**20:.0f} MB line"
+    return peak
 
 
 @given(st.lists(st.lists(st.text(alphabet='ab,"\r\n \u3042', max_size=8), min_size=1,
@@ -243,14 +249,7 @@ def test_a_long_csv_cell_is_held_a_few_times_at_most(tmp_path):
     path = tmp_path / "q.csv"
     _chroma_csv(path, [["What?", json.dumps([{"content": excerpt}]), "d"]])
     del excerpt
-    doc = Document("d.txt", "d", f"Text. {SENTENCE}", ())
-    tracemalloc.start()
-    try:
-        done = import_questions(Corpus("c", (doc,)), "chroma", [str(path)])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert done.outcomes["missing"] == 1
+    peak = _peak_of_a_missing_excerpt("chroma", path)
     assert peak < 5 * size, f"peak {peak / 2**20:.0f} MB for a {size / 2**20:.0f} MB cell"
 
 

@@ -6,11 +6,8 @@ JSONL set of positional gold (spans)."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
-import shutil
-import subprocess
 
 import pytest
 
@@ -19,9 +16,8 @@ from chunkeval.model import Corpus, Document, Part, Query, QuerySet
 from chunkeval.report import queries_page
 from chunkeval.results import Settings
 from chunkeval.session import Session, read_results
-from helpers import run_on_pages_with_spans
+from helpers import CHROMIUM, PROBE_END, probe_in_browser, run_on_pages_with_spans
 
-CHROMIUM = shutil.which("chromium")
 STRATEGIES = "fixed-200,fixed-400,structure-400"
 
 
@@ -123,11 +119,6 @@ def test_the_pytest_page_sits_next_to_the_html_setting():
 
 # -- in a browser ---------------------------------------------------------------------------
 
-# Before the page's own script: any error it raises is kept.
-CATCH = """<script>window.caught = [];
-window.addEventListener("error", function (e) { window.caught.push(String(e.message)); });
-</script>"""
-
 # After it: sort, filter, open rows; the outcome goes into the DOM, read by --dump-dom.
 PROBE = r"""<script>(function () {
 var out = { errors: window.caught };
@@ -166,17 +157,7 @@ try {
   document.getElementById("search").dispatchEvent(new Event("input"));
   out.searched = rows().length;
 } catch (e) { out.errors.push(String(e && e.stack || e)); }
-var pre = document.createElement("pre");
-pre.id = "probe";
-pre.textContent = JSON.stringify(out);
-document.body.appendChild(pre);
-})();</script>"""
-
-
-def chromium(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless=new", "--disable-gpu", "--no-sandbox",
-                           f"--user-data-dir={cwd / 'profile'}", *args],
-                          capture_output=True, text=True, timeout=180, cwd=cwd)
+""" + PROBE_END
 
 
 def baseline_page(out, sets, path):
@@ -201,14 +182,7 @@ def test_in_a_browser_rows_sort_filter_and_open_with_the_gold_marked(run, tmp_pa
     path = out / "queries.html" if kind == "run" else \
         baseline_page(out, sets, tmp_path / "diff-queries.html")
     page = path.read_text(encoding="utf-8")
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("<style>", CATCH + "<style>", 1)
-                     .replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
-    done = chromium("--enable-logging=stderr", "--v=0", "--dump-dom", probe.as_uri(),
-                    cwd=tmp_path)
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stderr[-2000:]
-    seen = json.loads(html.unescape(found.group(1)))
+    seen, done = probe_in_browser(page, PROBE, tmp_path, "--enable-logging=stderr", "--v=0")
     assert seen["errors"] == []
     assert [line for line in done.stderr.splitlines() if "CONSOLE" in line] == []
     n = sum(len(qs) for qs in sets)

@@ -10,7 +10,6 @@ import html
 import json
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
 
@@ -21,9 +20,8 @@ from chunkeval import strategies, sweep
 from chunkeval.cli import main
 from chunkeval.errors import ConfigError
 from chunkeval.stats import bootstrap_p, holm, paired_bootstrap
-from helpers import corpus_pages
+from helpers import CHROMIUM, PROBE_END, corpus_pages, probe_in_browser
 
-CHROMIUM = shutil.which("chromium")
 SERIES = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
 GRID = ["--strategy", "fixed", "--size", "100:400:100", "--overlap", "0,0.2"]
 
@@ -369,29 +367,14 @@ try {
   document.querySelector('#configs th[data-col="2"]').click();
   out.names = rows().map(function (tr) { return tr.children[2].dataset.v; });
 } catch (e) { out.errors.push(String(e && e.stack || e)); }
-var pre = document.createElement("pre");
-pre.id = "probe";
-pre.textContent = JSON.stringify(out);
-document.body.appendChild(pre);
-})();</script>"""
-CATCH = ('<script>window.caught = []; window.addEventListener("error", function (e) '
-         '{ window.caught.push(String(e.message)); });</script>')
+""" + PROBE_END
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed")
 def test_in_a_browser_the_page_renders_and_its_table_sorts(swept, tmp_path):
     root, data, _, _ = swept
     page = (root / "out" / "sweep.html").read_text(encoding="utf-8")
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("<style>", CATCH + "<style>", 1)
-                     .replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
-    done = subprocess.run([CHROMIUM, "--headless=new", "--disable-gpu", "--no-sandbox",
-                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-                           probe.as_uri()], capture_output=True, text=True, timeout=180,
-                          cwd=tmp_path)
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stderr[-2000:]
-    seen = json.loads(html.unescape(found.group(1)))
+    seen, _ = probe_in_browser(page, PROBE, tmp_path)
     assert seen["errors"] == []
     assert seen["rows"] == len(data["configurations"]) and seen["svgs"] > 0
     assert seen["first"] == sorted(seen["first"], reverse=True)
