@@ -6,7 +6,7 @@ result). Per retriever and query set, at the top k (recall_at_k) and under the b
 (budget_recall), the chosen metric first:
 
 - the best configuration by its mean is tested against every other one, each a one-sided
-  paired bootstrap (`stats.bootstrap_p`), Holm-Bonferroni over those comparisons at the
+  paired bootstrap (`stats.paired_test`), Holm-Bonferroni over those comparisons at the
   configured `alpha`. A configuration whose adjusted p-value stays at or above alpha cannot
   be separated from the best; the verdict is "confirmed" when there is none, else "no clear
   winner" with them listed.
@@ -35,7 +35,7 @@ from .errors import ConfigError
 from .progress import Progress
 from .results import Failure, Result
 from .report.sweep_page import pts, versus_best
-from .stats import bootstrap_p, holm, paired_bootstrap
+from .stats import holm, paired_bootstrap, paired_test
 from .strategies import params as strategy_params
 from .strategies.specs import call_spec
 
@@ -326,11 +326,13 @@ def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
                                     tuple(-c for c in r.cost(metric))))
     b = series[best.point.name][judged]
     others = [r for r in rows if r is not best]
-    ps = [bootstrap_p(b, series[r.point.name][judged]) for r in others]
+    # each against the best: its interval and the p-value that the best is ahead of it
+    tests = {r.point.name: paired_test(series[r.point.name][judged], b) for r in others}
+    ps = [tests[r.point.name][1] for r in others]
     adjusted = holm(ps)
     comparisons, inseparable = [], []
     for r, p, ph in zip(others, ps, adjusted):
-        ci = paired_bootstrap(series[r.point.name][judged], b)
+        ci = tests[r.point.name][0]
         separable = ph < alpha
         comparisons.append({"strategy": r.point.name, "mean": float(series[r.point.name]
                                                                      [judged].mean()),
@@ -340,7 +342,7 @@ def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
             inseparable.append(r.point.name)
     candidates = [best] + [r for r in others if r.point.name in inseparable]
     rec = min(candidates, key=lambda r: r.cost(metric))
-    ci = paired_bootstrap(series[rec.point.name][judged], b)
+    ci = tests[rec.point.name][0] if rec is not best else paired_bootstrap(b, b)
     rec_p = next((c["p_holm"] for c in comparisons if c["strategy"] == rec.point.name), None)
     chunks, hand, cut = rec.cost(metric)
     verdict = Verdict(retriever, query_set, metric, len(ids), int(chosen.sum()),
