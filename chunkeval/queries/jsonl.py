@@ -106,10 +106,10 @@ def _page_spans(doc: Document, pages: tuple[int, ...]) -> tuple[tuple[int, int],
     return tuple((b.start, b.end) for b in doc.blocks if b.page in pages)
 
 
-def _pages_of_text(doc: Document, answers: tuple[str, ...]) -> tuple[int, ...]:
-    """The pages of the first place each answer occurs (compared without whitespace)."""
-    at = [i for i, ch in enumerate(doc.text) if not ch.isspace()]
-    bare = "".join(doc.text[i] for i in at)
+def _pages_of_text(doc: Document, answers: tuple[str, ...], bare: str,
+                   at: list[int]) -> tuple[int, ...]:
+    """The pages of the first place each answer occurs (compared without whitespace): `bare`
+    is the document's text without whitespace, `at` the offset of each of its characters."""
     pages: set[int] = set()
     for a in answers:
         a = "".join(a.split())
@@ -134,7 +134,8 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
     queries: list[Query] = []
     problems: list[Problem] = []
     ids: set[str] = set()
-    bare_text: dict[str, str] = {}
+    bare_text: dict[str, str] = {}  # per document, read once: its text without whitespace
+    kept_at: dict[str, list[int]] = {}  # and where each character of that is in the text
     first = next((n for n, line in enumerate(lines, 1) if line.strip()), 0)
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -191,9 +192,12 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
                 bad(why)
                 continue
             answers, spans = gold
-            if not pages and doc.paged:
-                pages = (tuple(sorted({p for s, e in spans for p in doc.pages_of(s, e)}))
-                         if spans else _pages_of_text(doc, answers))
+            if not pages and doc.paged and spans:
+                pages = tuple(sorted({p for s, e in spans for p in doc.pages_of(s, e)}))
+            elif not pages and doc.paged:
+                if doc_id not in kept_at:
+                    kept_at[doc_id] = [i for i, ch in enumerate(doc.text) if not ch.isspace()]
+                pages = _pages_of_text(doc, answers, bare_text[doc_id], kept_at[doc_id])
         else:  # the pages are the gold: all of their text, by position
             spans = _page_spans(doc, pages)
             answers = tuple(normalize(doc.text[s:e]) for s, e in spans)
