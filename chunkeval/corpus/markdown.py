@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..errors import InputError, Problem
-from ..model import Block, Document
+from ..model import Block, Document, heading_path
 from .html import decode_html
 from .rendered import render
 
@@ -130,7 +130,7 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     file_tokens = _markdown().parse(raw)
     seen = render(raw, file_tokens)
     text = seen.text
-    tokens = _markdown().parse(text)
+    tokens = file_tokens if text == raw else _markdown().parse(text)  # nothing was cut
     lines = _Lines(text)
 
     found: list[tuple[str, int, int, tuple, int]] = []  # kind, start, end, rows, header rows
@@ -177,13 +177,7 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     blocks = []
     for kind, start, end, rows, header_rows in found:
         if kind.startswith("heading"):
-            level, heading = int(kind[-1]), " ".join(text[start:end].split())
-            if level == 1:
-                path_ = [heading, "", ""]
-            elif level == 2:
-                path_[1:] = [heading, ""]
-            elif level == 3:
-                path_[2] = heading
+            path_ = heading_path(path_, int(kind[-1]), " ".join(text[start:end].split()))
         blocks.append(Block(kind, start, end, tuple(path_), rows, header_rows))
     if not heading_texts:
         problems.append(Problem(where, "no headings: the file has no structure, "
