@@ -285,9 +285,10 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
     docs, problems = [], []
     # A format whose library is missing: one line for all its files, not one per file.
     missing: dict[str, list[str]] = {}
+    absent = {f for f in {format_of(i.doc_id) or "html" for i in inputs} if _library(f) is None}
     for item in inputs:
         fmt = format_of(item.doc_id) or "html"
-        if _library(fmt) is None:
+        if fmt in absent:
             missing.setdefault(fmt, []).append(item.doc_id)
     for fmt, ids in missing.items():
         shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
