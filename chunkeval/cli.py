@@ -34,7 +34,7 @@ from .gate import calibrate, verdict
 from .gate import baselines
 from .gate.baselines import ignore_temporaries, key, record_noise
 from .gate.power import set_power
-from .model import _digest
+from .model import digest
 from .outside import load
 from .queries import build_default_query_sets, generate, imports
 from .results import DEFAULTS, BaselineEntry, Results
@@ -374,7 +374,7 @@ def _info(args) -> int:
     problems = session.problems()
     info = {
         "name": corpus.name,
-        "fingerprint": _digest([corpus.fingerprint, *[qs.fingerprint for qs in sets.values()]])[:16],
+        "fingerprint": digest([corpus.fingerprint, *[qs.fingerprint for qs in sets.values()]])[:16],
         "corpus_fingerprint": corpus.fingerprint,
         "documents": len(corpus),
         "formats": dict(sorted(Counter(format_of(d.id) or "html" for d in corpus.documents).items())),

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
+from .model import digest
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,12 +62,6 @@ CANARY_SLICE = 400
 # are the same retriever: a model's last bits may move with threads or batching.
 CANARY_TOLERANCE = 1e-3
 CANARY_DECIMALS = 3
-
-
-def digest(obj: Any) -> str:
-    """sha256 of `obj` as canonical JSON."""
-    data = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 # -- chunkeval's own code and the libraries it calls ----------------------------------------

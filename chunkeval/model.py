@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .errors import Problem
 
@@ -201,7 +201,8 @@ class Document:
                    tuple(tuple(r) for r in d.get("removed", ())))
 
 
-def _digest(obj) -> str:
+def digest(obj: Any) -> str:
+    """sha256 of `obj` as canonical JSON: fingerprints here, cache keys in identity.py."""
     data = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
@@ -232,7 +233,7 @@ class Corpus:
 
     @cached_property
     def fingerprint(self) -> str:
-        return _digest([d.to_json() for d in self.documents])[:16]
+        return digest([d.to_json() for d in self.documents])[:16]
 
     @cached_property
     def paged(self) -> bool:
@@ -294,7 +295,7 @@ class QuerySet:
               + ([list(q.answers), [list(s) for s in q.spans]] if q.answers else [])
               + ([list(q.pages)] if q.pages else [])
               for q in self.queries]
-        return _digest({"queries": qs, "view": self.view.fingerprint})[:16]
+        return digest({"queries": qs, "view": self.view.fingerprint})[:16]
 
 
 @dataclass(frozen=True, slots=True)
