@@ -61,9 +61,7 @@ def stored_entries(out: Verification) -> None:
             out.mismatches.append(f"embedding cache {path}: unreadable ({type(e).__name__})")
             continue
         width = widths.setdefault(path.parent, vectors.shape[-1] if vectors.ndim == 2 else -1)
-        if (keys.ndim != 2 or keys.shape[1] != 32 or vectors.ndim != 2
-                or len(keys) != len(vectors) or vectors.shape[1] != width
-                or not np.isfinite(vectors).all()):
+        if not embedding.shard_holds(keys, vectors, width):
             out.mismatches.append(f"embedding cache {path}: not digests and finite vectors "
                                   f"of one width ({keys.shape}, {vectors.shape})")
 

@@ -91,9 +91,7 @@ class EmbeddingCache:
             width = self._width if self._width is not None else self._recorded_width()
             if width is None and vectors.ndim == 2:
                 width = vectors.shape[1]
-            if (keys.ndim != 2 or keys.shape[1] != 32 or vectors.ndim != 2
-                    or len(keys) != len(vectors) or vectors.shape[1] != width
-                    or not np.isfinite(vectors).all()):
+            if not shard_holds(keys, vectors, width):
                 _discard(path)
                 continue
             self._width = width
@@ -170,6 +168,14 @@ class EmbeddingCache:
             cannot_write(e)  # a read-only cache only costs time
             return
         prune(limit_bytes())
+
+
+def shard_holds(keys: np.ndarray, vectors: np.ndarray, width: int | None) -> bool:
+    """Whether a shard's arrays are what one is: 32-byte digests, and as many finite vectors
+    of `width` dimensions."""
+    return (keys.ndim == 2 and keys.shape[1] == 32 and vectors.ndim == 2
+            and len(keys) == len(vectors) and vectors.shape[1] == width
+            and bool(np.isfinite(vectors).all()))
 
 
 def _check(vectors, n: int, name: str = "an embedding function") -> np.ndarray:
