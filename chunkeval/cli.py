@@ -39,7 +39,6 @@ from .outside import load
 from .queries import build_default_query_sets, generate, imports
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import load_retriever
-from .retrieval import names as retrieval_names
 from .session import Session, read_results
 from .shard import merge
 
@@ -815,10 +814,7 @@ def _sweep(args) -> int:
     out = _out_dir(args.out)
     sizes = sweep.parse_sizes(cfg.sweep_size, cfg.where["sweep_size"])
     overlaps = sweep.parse_overlaps(cfg.sweep_overlap, cfg.where["sweep_overlap"])
-    retrievers = list(cfg.retrievers) or ["bm25"]
-    retrievers = config.known([n for r in retrievers
-                               for n in (session.retrievers[r] if ":" in r else [r])],
-                              retrieval_names(all=True), cfg.where["retrievers"], "retriever")
+    retrievers = session.listed_retrievers(list(cfg.retrievers) or ["bm25"])
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
     sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
                   holdout=cfg.sweep_holdout, against=against, root=cfg.root,

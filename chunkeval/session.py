@@ -165,14 +165,19 @@ class Session:
         except ConfigError as e:
             raise ConfigError(f"{self.config.where[key]}: {e}") from None
 
+    def listed_retrievers(self, listed) -> list[str]:
+        """The retrievers `listed` names, a MODULE:ATTR as the names it registered, once
+        each; UnknownName (saying where they were set) for one that is not registered."""
+        chosen = [n for r in listed for n in (self.retrievers[r] if ":" in r else [r])]
+        return known(dict.fromkeys(chosen), retrieval.names(all=True),
+                     self.config.where["retrievers"], "retriever")
+
     def plan_for(self, names: list[str]) -> dict[str, list[str]]:
         """strategy -> the retrievers it is evaluated with: the listed ones; else every
         installed built-in (the costly ones on a few strategies) and the outside ones."""
         cfg = self.config
         if cfg.retrievers:
-            chosen = [n for r in cfg.retrievers for n in (self.retrievers[r] if ":" in r else [r])]
-            chosen = known(dict.fromkeys(chosen), retrieval.names(all=True),
-                           cfg.where["retrievers"], "retriever")
+            chosen = self.listed_retrievers(cfg.retrievers)
             return {s: chosen for s in names}
         own = [n for spec in cfg.outside_retrievers for n in self.retrievers[spec]]
         return {s: list(dict.fromkeys([*default_retrievers(s), *own])) for s in names}
