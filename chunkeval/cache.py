@@ -81,13 +81,17 @@ def _fill(fd: int, raw: bytes) -> None:
 
 
 def remove_stale_temps(path: Path, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
-    """Remove the temporary files of killed writes to `path` (`.NAME.*.tmp` beside it)."""
+    """Remove the temporaries of killed writes to `path` (`.NAME.*.tmp` beside it): files of
+    atomic_write, directories of write_together."""
     removed = []
     now = time.time()
     for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
         try:
             if older_than <= 0 or now - tmp.lstat().st_mtime > older_than:
-                tmp.unlink()
+                if tmp.is_dir() and not tmp.is_symlink():
+                    shutil.rmtree(tmp)
+                else:
+                    tmp.unlink()
                 removed.append(tmp)
         except OSError:
             pass  # gone already, or not ours to remove
@@ -325,9 +329,7 @@ def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     raws = {name: data.encode("utf-8") if isinstance(data, str) else data
             for name, data in files.items()}
-    for old in out.parent.glob(f".{glob_escape(out.name)}.*.tmp"):
-        if old.is_dir() and time.time() - old.lstat().st_mtime > STALE_TEMP_SECONDS:
-            shutil.rmtree(old, ignore_errors=True)
+    remove_stale_temps(out)
     tmp = None
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))

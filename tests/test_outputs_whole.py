@@ -150,3 +150,17 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch, ca
     assert caught.value.filename == str(target) and caught.value.errno == errno.ENOSPC
     assert target.read_text(encoding="utf-8") == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["q.jsonl"]
+
+
+def test_the_next_run_removes_a_killed_runs_temporary_folder_not_a_live_one(tmp_path):
+    from chunkeval import cache
+    out = tmp_path / "out"
+    stale, live = tmp_path / ".out.killed.tmp", tmp_path / ".out.running.tmp"
+    for folder in (stale, live):
+        folder.mkdir()
+        (folder / "results.json").write_text("{}", encoding="utf-8")
+    old = os.stat(stale).st_mtime - cache.STALE_TEMP_SECONDS - 60
+    os.utime(stale, (old, old))
+    cache.write_together(out, {"results.json": "[]"})
+    assert not stale.exists() and live.exists()
+    assert (out / "results.json").read_text(encoding="utf-8") == "[]"
