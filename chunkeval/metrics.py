@@ -61,7 +61,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .errors import ConfigError, UnknownName
-from .model import Block, Chunk, Document, QuerySet
+from .model import Block, Chunk, Document, QuerySet, whitespace
 from .outside import Length
 from .results import (COVERAGE_RULES, DEFAULTS, METRICS, ChunkStats, CutRate, Overlap, PerQuery,
                       Stat)
@@ -571,7 +571,7 @@ def _subtract(span: tuple[int, int], merged: list[tuple[int, int]]) -> list[tupl
 @lru_cache(maxsize=1)
 def _whitespace() -> np.ndarray:
     """The code points str.split() removes."""
-    return np.array([c for c in range(sys.maxunicode + 1) if chr(c).isspace()], dtype=np.uint32)
+    return np.array(whitespace(), dtype=np.uint32)
 
 
 def _code_points(text: str) -> np.ndarray:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import sys
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, Iterable, Sequence
 
 from .errors import Problem
@@ -199,6 +200,13 @@ class Document:
         return cls(d["id"], d["title"], d["text"], blocks, d.get("source", ""),
                    tuple(tuple(r) for r in d.get("file_map", ())),
                    tuple(tuple(r) for r in d.get("removed", ())))
+
+
+@cache
+def whitespace() -> tuple[int, ...]:
+    """The code points str.split() splits on and str.isspace() calls whitespace: what the
+    shingle rule and excerpt matching leave out (found once, by testing every code point)."""
+    return tuple(c for c in range(sys.maxunicode + 1) if chr(c).isspace())
 
 
 def digest(obj: Any) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import InputError
-from ..model import Corpus, Document
+from ..model import Corpus, Document, whitespace
 
 FORMATS = ("chroma", "ragas", "llamaindex", "beir")
 
@@ -250,7 +250,7 @@ def _kept(doc: Document, text: str, near: tuple[int, int]):
 
 @functools.cache
 def _spaces() -> dict[int, None]:
-    return {c: None for c in range(0x110000) if chr(c).isspace()}
+    return dict.fromkeys(whitespace())
 
 
 def squeeze(text: str) -> str:
