@@ -249,15 +249,18 @@ def _view_parts(doc: Document, edit: _Edit, scrub: Scrub | None,
     return out
 
 
-def _gold(parts: list[Part | None], cand: _Candidate, cap: bool) -> str:
+def _gold(parts: list[Part | None], cand: _Candidate, cap: bool) -> tuple[str, tuple[int, ...]]:
+    """The candidate's gold text, and the pages of the blocks it is read from (() in a
+    document without pages)."""
     first, end = cand.gold_blocks
-    texts = [p.text for p in parts[first:end] if p is not None]
+    read = [p for p in parts[first:end] if p is not None]
+    texts = [p.text for p in read]
     if cand.answer_mark and texts:
         texts[0] = _A_MARK.sub("", texts[0], count=1)
     if not cap:
-        return normalize(" ".join(texts))
-    gold = ""
-    for t in texts:
+        return normalize(" ".join(texts)), _pages(read)
+    gold, n = "", 0
+    for n, t in enumerate(texts, 1):
         gold = normalize(gold + " " + t)
         if len(gold) >= TITLE_GOLD_TARGET:
             break
@@ -265,21 +268,11 @@ def _gold(parts: list[Part | None], cand: _Candidate, cap: bool) -> str:
         # Prefer ending on a sentence; else a hard cut.
         cut = gold.rfind("。", 0, TITLE_GOLD_CAP)
         gold = gold[:cut + 1] if cut + 1 >= TITLE_GOLD_TARGET else gold[:TITLE_GOLD_CAP].rstrip()
-    return gold
+    return gold, _pages(read[:n])
 
 
-def _gold_pages(parts: list[Part | None], cand: _Candidate, cap: bool) -> tuple[int, ...]:
-    """The pages of the blocks _gold reads (a document with pages; else ())."""
-    first, end = cand.gold_blocks
-    pages, gold = set(), ""
-    for p in parts[first:end]:
-        if p is None:
-            continue
-        pages.add(p.page)
-        gold = normalize(gold + " " + p.text) if cap else gold
-        if cap and len(gold) >= TITLE_GOLD_TARGET:
-            break
-    return tuple(sorted(pages - {0}))
+def _pages(read: list[Part]) -> tuple[int, ...]:
+    return tuple(sorted({p.page for p in read} - {0}))
 
 
 # ---------------------------------------------------------------------------------------
@@ -387,7 +380,7 @@ def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     scrub = _scrubber(c.text for c in cands) if scrubs else None
     base = {d.id: d.parts() for d in corpus.documents}
     parts = {i: _view_parts(by_id[i], e, scrub, base[i]) for i, e in everything.items()}
-    long_enough = [c for c in cands if len(_gold(parts[c.doc_id], c, cap)) >= MIN_GOLD]
+    long_enough = [c for c in cands if len(_gold(parts[c.doc_id], c, cap)[0]) >= MIN_GOLD]
     removed[f"answer under {MIN_GOLD} characters"] += len(cands) - len(long_enough)
 
     # A question asked twice (in two documents, or twice in one) is asked once: the first
@@ -403,8 +396,9 @@ def build(corpus: Corpus, name: str, max_queries: int, seed: int) -> QuerySet:
     scrub = _scrubber(c.text for c in chosen) if scrubs else None
     parts = {d.id: _view_parts(d, edits.get(d.id, _Edit()), scrub, base[d.id])
              for d in corpus.documents}
-    queries = tuple(Query(c.id, c.text, c.doc_id, _gold(parts[c.doc_id], c, cap),
-                          pages=_gold_pages(parts[c.doc_id], c, cap)) for c in chosen)
+    golds = [_gold(parts[c.doc_id], c, cap) for c in chosen]
+    queries = tuple(Query(c.id, c.text, c.doc_id, gold, pages=pages)
+                    for c, (gold, pages) in zip(chosen, golds))
     docs = []
     for d in corpus.documents:
         kept = [p for p in parts[d.id] if p is not None]
