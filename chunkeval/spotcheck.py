@@ -1,0 +1,85 @@
+"""The sample check of a retriever from outside that declares a cache key.
+
+A declared key (identity.declared_key) is the team's word that its retriever computes what
+it computed when its vectors and results were kept. Each session holds it to that word on a
+sample of the session's own texts before anything kept is used: some of the query set's
+queries, the longest chunks and the chunks holding the rarest terms (SAMPLE texts at most),
+each a window that moves every day over a pool a few times its size, so that other texts
+are checked over time. An embedding retriever embeds the sample, and its vectors must be
+those its embedding cache holds; a `build` one (or a hybrid) searches with the sampled
+queries, and their rows must be those of the kept result. A difference discards what is
+kept under the key (identity.discard), said in one line.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+QUERIES = 12
+LONGEST = 10
+RAREST = 10
+SAMPLE = QUERIES + LONGEST + RAREST
+POOL = 4  # a window moves over POOL times as many candidates as it takes
+# L2-normalised vectors of one text computed twice: a model's last bits move with threads
+# and batching, a changed model moves them by far more
+TOLERANCE = 1e-4
+_TERM = re.compile(r"\w+")
+
+
+def turn() -> int:
+    """Which window is checked: the day (UTC), so every day checks other texts."""
+    return int(time.time() // 86400)
+
+
+def window(items: Sequence, n: int, at: int) -> list:
+    """`n` consecutive items (wrapping round) starting at window number `at`."""
+    if len(items) <= n:
+        return list(items)
+    start = (at * n) % len(items)
+    return [items[(start + i) % len(items)] for i in range(n)]
+
+
+def queries(count: int, at: int) -> list[int]:
+    """The positions of the sampled queries of a set of `count`."""
+    return sorted(window(range(count), QUERIES, at))
+
+
+def chunks(texts: Sequence[str], at: int) -> list[str]:
+    """The sampled chunk texts: the longest, and those holding the rarest terms (a term's
+    rarity is the number of chunks it is in; a chunk's, that of its rarest term)."""
+    unique = sorted(set(texts))
+    longest = window(sorted(unique, key=lambda t: (-len(t), t))[:POOL * LONGEST], LONGEST, at)
+    terms = {t: set(_TERM.findall(t.lower())) for t in unique}
+    df = Counter(term for found in terms.values() for term in found)
+    rarest = sorted((t for t in unique if terms[t] and t not in longest),
+                    key=lambda t: (min(df[w] for w in terms[t]), t))
+    return longest + window(rarest[:POOL * RAREST], RAREST, at)
+
+
+def vectors_differ(embed: Callable[[list[str]], np.ndarray], batch_size: int,
+                   kept: dict[str, np.ndarray]) -> int:
+    """How many of the `kept` vectors (by text) `embed` no longer computes."""
+    import numpy as np
+
+    from .retrieval.embedding import _check, _normalised
+    texts = list(kept)
+    step = max(1, batch_size)
+    now = _normalised(np.concatenate([_check(embed(texts[lo:lo + step]), len(texts[lo:lo + step]))
+                                      for lo in range(0, len(texts), step)]))
+    old = _normalised(np.stack([kept[t] for t in texts]))
+    if now.shape != old.shape:
+        return len(texts)
+    return int((np.abs(now - old).max(axis=1) > TOLERANCE).sum())
+
+
+def said(name: str, what: str) -> str:
+    """The one line a mismatch is said in."""
+    return (f"retriever {name!r} no longer computes the {what} kept under its cache_key: its "
+            "cached vectors and results are discarded and computed anew (change cache_key "
+            "when what it reads changes)")
