@@ -6,15 +6,15 @@ whole matrix; the pytest plugin holds one per session and asks only for what tes
 
 Results are also kept on disk across runs (cache.py, the result cache), under a key of
 everything their numbers depend on (identity.result_key): the hash of the strategy's chunks
-on the query set's view (not its name), the retriever's identity, the resolved analyzer, the query set's name and fingerprint,
-the settings, chunkeval's code and the versions of the numeric libraries. A team's retriever
-is run every session too, its vectors kept in this evaluation's memory only, unless its team
-declares a cache key; a declared one is first re-run on a sample of the session's texts
-(spotcheck.py). A team's splitter is run every time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so
-its chunks are always its code's of today. A strategy whose chunks did not change then costs
-only its chunking: neither its indexes (a hybrid's parts included) nor its scores are built
-again. What the chunking gives (`chunks`,
-`metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the
+on the query set's view (not its name), the retriever's identity, the resolved analyzer, the
+query set's name and fingerprint, the settings, chunkeval's code and the versions of the
+numeric libraries. A team's retriever is run every session, its vectors kept in this
+evaluation's memory only, unless its team declares a cache key; a declared one is first
+re-run on a sample of the session's texts (spotcheck.py). A team's splitter is run every
+time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so its chunks
+are always its code's of today. A strategy whose chunks did not change then costs only its
+chunking: neither its indexes (a hybrid's parts included) nor its scores are built again.
+What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the
 stored entry, so a reused result equals a fresh one but for its timings and embedding
 counters: `seconds.index` and `seconds.search` are those measured when the entry was stored
 (what the result costs to evaluate; shard plans rely on it), the embedding counters are 0
@@ -202,11 +202,7 @@ class Evaluation:
         sub = replace(qs, queries=tuple(qs.queries[i] for i in picked))
         chunked = self.chunked(strategy_name, spec)
         ranked, _ = self.ranking(strategy_name, retriever, spec, sub)
-        s = self.settings
-        fresh = metrics.score(sub, chunked.handed, ranked, k=s.k, budget=s.budget,
-                              budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                              chunk_index=chunked.scoring, length=outside.length_function(s.length),
-                              coverage=s.coverage).per_query()
+        fresh = self._scores(sub, chunked, ranked).per_query()
         differ = sum(a.to_json() != b.to_json()
                      for a, b in zip(fresh, [stored.per_query[i] for i in picked]))
         if differ:
@@ -415,11 +411,7 @@ class Evaluation:
             chunked = self.chunked(strategy_name, spec)
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
-            scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
-                                   budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                                   chunk_index=chunked.scoring,
-                                   length=outside.length_function(s.length),
-                                   coverage=s.coverage)
+            scores = self._scores(qs, chunked, ranked)
             embedded2, cached2 = self._embedding_counts()
             self._results[key] = Result(
                 strategy=strategy_name, retriever=retriever, query_set=qs.name,
@@ -440,6 +432,13 @@ class Evaluation:
                 cache.store_result(stored_key, self._results[key].to_json(),
                                    describes=_describes(summary, retriever, qs))
         return self._results[key]
+
+    def _scores(self, qs: QuerySet, chunked: Chunked, ranked: np.ndarray) -> metrics.Scores:
+        s = self.settings
+        return metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
+                             budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
+                             chunk_index=chunked.scoring, length=outside.length_function(s.length),
+                             coverage=s.coverage)
 
     def result_key(self, chunks: ChunkSummary, retriever: str, qs: QuerySet) -> str | None:
         """The result cache's key (identity.result_key); None for a retriever whose results
