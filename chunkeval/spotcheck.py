@@ -4,8 +4,7 @@ A declared key (identity.declared_key) is the team's word that its retriever com
 it computed when its vectors and results were kept. Each session holds it to that word on a
 sample of the session's own texts before anything kept is used: some of the query set's
 queries, the longest chunks and the chunks holding the rarest terms (SAMPLE texts at most),
-each a window that moves every day over a pool a few times its size, so that other texts
-are checked over time. An embedding retriever embeds the sample, and its vectors must be
+each a window that moves every day, so that other texts are checked over time. An embedding retriever embeds the sample, and its vectors must be
 those its embedding cache holds; a `build` one (or a hybrid) searches with the sampled
 queries, and their rows must be those of the kept result. A difference discards what is
 kept under the key (identity.discard), said in one line.
@@ -13,9 +12,11 @@ kept under the key (identity.discard), said in one line.
 
 from __future__ import annotations
 
+import heapq
 import re
 import time
 from collections import Counter
+from itertools import chain
 from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ LONGEST = 10
 RAREST = 10
 SAMPLE = QUERIES + LONGEST + RAREST
 POOL = 4  # a window moves over POOL times as many candidates as it takes
+CANDIDATES = 500  # the chunks the rarest terms are looked for in, a window too
 # L2-normalised vectors of one text computed twice: a model's last bits move with threads
 # and batching, a changed model moves them by far more
 TOLERANCE = 1e-4
@@ -51,15 +53,18 @@ def queries(count: int, at: int) -> list[int]:
 
 
 def chunks(texts: Sequence[str], at: int) -> list[str]:
-    """The sampled chunk texts: the longest, and those holding the rarest terms (a term's
-    rarity is the number of chunks it is in; a chunk's, that of its rarest term)."""
+    """The sampled chunk texts: the longest, and those holding the rarest terms among a
+    window of CANDIDATES chunks (a term's rarity is the number of those chunks it is in; a
+    chunk's, that of its rarest term), so that the cost does not grow with the corpus."""
     unique = sorted(set(texts))
-    longest = window(sorted(unique, key=lambda t: (-len(t), t))[:POOL * LONGEST], LONGEST, at)
-    terms = {t: set(_TERM.findall(t.lower())) for t in unique}
-    df = Counter(term for found in terms.values() for term in found)
-    rarest = sorted((t for t in unique if terms[t] and t not in longest),
-                    key=lambda t: (min(df[w] for w in terms[t]), t))
-    return longest + window(rarest[:POOL * RAREST], RAREST, at)
+    longest = window(heapq.nsmallest(POOL * LONGEST, unique, key=lambda t: (-len(t), t)),
+                     LONGEST, at)
+    candidates = [t for t in window(unique, CANDIDATES, at) if t not in longest]
+    terms = [set(_TERM.findall(t.lower())) for t in candidates]
+    df = Counter(chain.from_iterable(terms))
+    rarity = {t: min(map(df.__getitem__, found)) for t, found in zip(candidates, terms) if found}
+    rarest = heapq.nsmallest(POOL * RAREST, rarity, key=lambda t: (rarity[t], t))
+    return longest + window(rarest, RAREST, at)
 
 
 def vectors_differ(embed: Callable[[list[str]], np.ndarray], batch_size: int,

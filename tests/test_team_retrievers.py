@@ -231,3 +231,15 @@ def test_the_gate_on_a_warm_cache_is_the_gate_on_an_empty_one(tmp_path, monkeypa
     baselines = [json.loads((root / "baselines" / "docs.json").read_text(encoding="utf-8"))
                  for root in (warm, cold)]
     assert baselines[0]["entries"] == baselines[1]["entries"]
+
+
+def test_the_sample_holds_the_longest_chunks_and_rare_terms_and_moves_every_day():
+    from chunkeval import spotcheck
+    texts = [f"alpha {'gamma ' * (i % 5)}delta{i % 7} epsilon{i % 11}" for i in range(385)]
+    texts += ["alpha " * 300, "quokka alpha"]  # the longest; a term no other chunk has
+    today = spotcheck.chunks(texts, 0)
+    assert "alpha " * 300 in today and "quokka alpha" in today
+    assert len(today) == len(set(today)) <= spotcheck.LONGEST + spotcheck.RAREST
+    assert spotcheck.chunks(texts, 1) != today
+    assert len(spotcheck.queries(100, 0)) == spotcheck.QUERIES
+    assert spotcheck.queries(100, 0) != spotcheck.queries(100, 1)
