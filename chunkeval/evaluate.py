@@ -162,15 +162,18 @@ class Evaluation:
                    rows: bool = True) -> None:
         """Before anything kept of a declared retriever from outside (`retriever` or a part
         of it) is used this session: its sample check (spotcheck.py), on this task's texts.
-        Embedding parts first; `rows=False` checks only those (an index is being built)."""
+        Embedding parts first, by their vectors; `rows=False` checks only those (an index is
+        being built); the rest, and an embedding part whose sample the embedding cache no
+        longer holds, by the rows of the kept result."""
         parts = sorted(_leaves(retriever), key=lambda p: retrieval.get(p).embed is None)
         for part in parts:
             r = retrieval.get(part)
             if (part in self._spot_checked or identity.is_own_retriever(part)
                     or self.declared(r) is None or (r.embed is None and not rows)):
                 continue
-            compared = (self._check_vectors(r, strategy_name, spec) if r.embed is not None
-                        else self._check_rows(r, retriever, strategy_name, spec))
+            # vectors pruned from the cache leave results to check by their rows
+            compared = (r.embed is not None and self._check_vectors(r, strategy_name, spec)
+                        or rows and self._check_rows(r, retriever, strategy_name, spec))
             if compared:
                 self._spot_checked.add(part)
 
@@ -215,6 +218,8 @@ class Evaluation:
         kept = self._declared[r.name]
         self._declared[r.name] = {**kept, "epoch": identity.discard(r, kept["key"])}
         self._caches.pop(r.name, None)  # its next use reads the new epoch's folder
+        for key in [k for k in self._indexes if r.name in _leaves(k[1])]:
+            del self._indexes[key]  # a check's index may hold vectors of the old epoch
 
     def _embedding_counts(self) -> tuple[int, int]:
         """Texts embedded anew and found in the cache so far: by retrievers and by the

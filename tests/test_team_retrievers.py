@@ -193,6 +193,19 @@ def test_a_declared_retriever_is_kept_and_a_changed_one_is_caught(team, monkeypa
     assert all(reused for _, reused in numbers("after", *args).values())
 
 
+def test_a_declared_retriever_whose_vectors_were_pruned_is_checked_by_its_results(
+        team, cache_dir, monkeypatch, tmp_path, capsys):
+    args = ("--retriever", "teamret:kept", "--retrievers", "kept")
+    numbers("first", *args)
+    for shard in cache_dir.rglob("*.npz"):  # the embedding cache's size limit
+        shard.unlink()
+    (team / "weights.json").write_text(json.dumps(dict.fromkeys(ADJ, 0.05)), encoding="utf-8")
+    warm = numbers("warm", *args)
+    assert "retriever 'kept' no longer computes the results" in capsys.readouterr().err
+    empty_cache(monkeypatch, tmp_path)
+    assert numbers("empty", *args) == warm
+
+
 def test_a_cache_key_that_is_not_a_string_is_one_line(team, capsys):
     (team / "teamret.py").write_text(TEAMRET + "kept = Retriever('kept', '1', embed=weighted, "
                                      "cache_key=lambda: 3)\n", encoding="utf-8")
