@@ -14,12 +14,12 @@ re-run on a sample of the session's texts (spotcheck.py). A team's splitter is r
 time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so its chunks
 are always its code's of today. A strategy whose chunks did not change then costs only its
 chunking: neither its indexes (a hybrid's parts included) nor its scores are built again.
-What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the
-stored entry, so a reused result equals a fresh one but for its timings and embedding
-counters: `seconds.index` and `seconds.search` are those measured when the entry was stored
-(what the result costs to evaluate; shard plans rely on it), the embedding counters are 0
-(nothing was looked up) and `reused` is true. results.json counts reused and evaluated
-entries in its top-level `result_cache`.
+What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken from this
+run's chunking; the rest is the stored entry, so a reused result equals a fresh one but for
+its timings and embedding counters: `seconds.index` and `seconds.search` are those measured
+when the entry was stored (what the result costs to evaluate; shard plans rely on it), the
+embedding counters are 0 (nothing was looked up) and `reused` is true. results.json counts
+reused and evaluated entries in its top-level `result_cache`.
 """
 
 from __future__ import annotations

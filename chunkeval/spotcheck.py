@@ -4,10 +4,11 @@ A declared key (identity.declared_key) is the team's word that its retriever com
 it computed when its vectors and results were kept. Each session holds it to that word on a
 sample of the session's own texts before anything kept is used: some of the query set's
 queries, the longest chunks and the chunks holding the rarest terms (SAMPLE texts at most),
-each a window that moves every day, so that other texts are checked over time. An embedding retriever embeds the sample, and its vectors must be
-those its embedding cache holds; a `build` one (or a hybrid) searches with the sampled
-queries, and their rows must be those of the kept result. A difference discards what is
-kept under the key (identity.discard), said in one line.
+each a window that moves every day, so that other texts are checked over time. An embedding
+retriever embeds the sample, and its vectors must be those its embedding cache holds; a
+`build` one (or a hybrid, or an embedding one whose sampled vectors were pruned) searches
+with the sampled queries, and their rows must be those of the kept result. A difference
+discards what is kept under the key (identity.discard), said in one line.
 """
 
 from __future__ import annotations
