@@ -364,7 +364,7 @@ def _report_problems(problems: list[Problem], strict: bool) -> int:
         print(f"chunkeval: warning: {line}", file=sys.stderr)
     failing = strict_failure(problems) if strict else None
     if failing:
-        print(f"chunkeval: {failing}", file=sys.stderr)
+        print(f"chunkeval: {failing}; failing", file=sys.stderr)
         return 1
     return 0
 

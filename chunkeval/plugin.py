@@ -703,7 +703,7 @@ class Summary:
             tr.write_line(f"problem: {line}")
         failing = reported.strict_failure(found) if self.state.session.config.strict else None
         if failing:
-            tr.write_line(f"{failing}: the session fails")
+            tr.write_line(f"{failing}; the session fails")
         table = [r for r in self.rows if "verdicts" in r]
         if table:
             tr.write_line(format_summary(table, self.state.session.config.alpha))

@@ -90,8 +90,7 @@ def strict_failure(problems: list[Problem]) -> str | None:
     kinds = list(dict.fromkeys(KINDS[p.kind].says.split(":")[0] if p.kind in KINDS
                                and KINDS[p.kind].says else p.message for p in failing))
     shown = "; ".join(kinds[:EXAMPLES]) + ("; …" if len(kinds) > EXAMPLES else "")
-    return (f"{len(failing)} problem(s) change what is measured and strict is on, failing "
-            f"({shown})")
+    return f"strict: {len(failing)} problem(s) in the input change what is measured ({shown})"
 
 
 def to_json(problem: Problem) -> dict:

@@ -112,6 +112,7 @@ class Project:
         conf = project.root / "conf.py" if project.root else None
         if conf and conf.is_file():
             project.conf = _conf_strings(conf)
+            project.read[str(conf)] = _sha256(conf)  # a new version string: parse again
         return project
 
 
@@ -219,9 +220,9 @@ def _docutils():
         a problem (nothing is read)."""
         state = _state(directive.state.document)
         root = state.project.root
-        line = directive.lineno
+        where, line = _place(directive)
         if root is None:
-            state.problems.append(Problem(state.where, f"{directive.name} of {name}: no "
+            state.problems.append(Problem(where, f"{directive.name} of {name}: no "
                                           "corpus folder to read it from; skipped", line,
                                           kind="include-outside", names=(directive.name,)))
             return None
@@ -234,12 +235,12 @@ def _docutils():
         except (OSError, RuntimeError):
             real = None
         if real is None or not real.is_relative_to(root):
-            state.problems.append(Problem(state.where, f"{directive.name} of {name}: outside "
+            state.problems.append(Problem(where, f"{directive.name} of {name}: outside "
                                           "the corpus folder; skipped, nothing read", line,
                                           kind="include-outside", names=(directive.name,)))
             return None
         if not real.is_file():
-            state.problems.append(Problem(state.where, f"{directive.name} of {name}: no such "
+            state.problems.append(Problem(where, f"{directive.name} of {name}: no such "
                                           "file in the corpus folder; skipped", line,
                                           kind="include-missing", names=(directive.name,)))
             return None
@@ -277,6 +278,14 @@ def _docutils():
         def run(self):
             _state(self.state.document).unknown.append(self.name)
             return super().run()
+
+    def _place(directive) -> tuple[str, int | None]:
+        """The file (the one being read, or a file it included) and line of a directive:
+        docutils' own line counts the included lines."""
+        state = _state(directive.state.document)
+        source, line = directive.state_machine.get_source_and_line(directive.lineno)
+        shown = state.where if not source or source == str(state.source) else source
+        return shown, line
 
     def code_block(directive, text: str, language: str = ""):
         literal = nodes.literal_block(text, text)
@@ -336,7 +345,7 @@ def _docutils():
             except ValueError as e:
                 state.problems.append(Problem(state.where, f"literalinclude of "
                                               f"{self.arguments[0]}: {e}; skipped",
-                                              self.lineno, kind="rst-error"))
+                                              _place(self)[1], kind="rst-error"))
                 return []
             self.state.document.settings.record_dependencies.add(str(path))
             return code_block(self, text.expandtabs(self.options.get("tab-width", 8)),
@@ -351,7 +360,9 @@ def _docutils():
                 path = inside(self, name)
                 if path is None:
                     return []
-                self.arguments[0] = str(path)
+                # docutils reads a path starting with / under root_prefix: the corpus folder
+                root = _state(self.state.document).project.root
+                self.arguments[0] = "/" + path.relative_to(root).as_posix()
                 self.options.pop("parser", None)  # another parser could read beyond
             return super().run()
 
@@ -362,7 +373,7 @@ def _docutils():
             if "url" in self.options:
                 state = _state(self.state.document)
                 state.problems.append(Problem(state.where, "csv-table :url: is not fetched; "
-                                              "table skipped", self.lineno,
+                                              "table skipped", _place(self)[1],
                                               kind="include-outside", names=("csv-table",)))
                 return []
             if "file" in self.options:
@@ -790,7 +801,7 @@ def parse_rst(data: bytes, doc_id: str, *, path: str | None = None,
         text = text + "\n\n" + "\n".join(extra) + "\n"
     settings = {"report_level": 3, "halt_level": 5, "file_insertion_enabled": True,
                 "raw_enabled": False, "doctitle_xform": False, "sectsubtitle_xform": False,
-                "_disable_config": True, "warning_stream": False, "input_encoding": "unicode",
+                "_disable_config": True, "warning_stream": False, "input_encoding": "utf-8-sig",
                 "syntax_highlight": "none", "chunkeval_state": state,
                 "root_prefix": str(project.root or "/nonexistent")}
     source_path = str(state.source) if state.source else where

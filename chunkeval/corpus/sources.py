@@ -181,7 +181,8 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
     for folder, dirs, files in os.walk(root, onerror=unlisted):
         for d in [d for d in dirs if not d.startswith(".") and leaves(Path(folder) / d)]:
             problems.append(Problem(shown(Path(folder) / d), "a symlink to outside the corpus "
-                                                             "directory; not followed", kind="not-read"))
+                                                             "directory; not followed",
+                                    kind="not-read"))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
@@ -195,7 +196,8 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             try:
                 kind = path.stat().st_mode
             except OSError as e:  # a symlink loop or a dangling symlink
-                problems.append(Problem(display, f"cannot be read: {e.strerror or e}; skipped", kind="not-read"))
+                problems.append(Problem(display, f"cannot be read: {e.strerror or e}; skipped",
+                                        kind="not-read"))
                 continue
             if not stat.S_ISREG(kind):  # a FIFO would block the read for ever
                 problems.append(Problem(display, "not a regular file (a FIFO, socket or "
@@ -210,7 +212,8 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                 if size > max_bytes:
                     problems.append(Problem(display, f"{_mb(size)}, over the {_mb(max_bytes)} "
                                                      "limit on a document; skipped (raise the "
-                                                     "limit with --max-document-mb)", kind="not-read"))
+                                                     "limit with --max-document-mb)",
+                                            kind="not-read"))
                     continue
                 data = path.read_bytes()
             except OSError as e:
