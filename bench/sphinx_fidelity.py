@@ -44,9 +44,13 @@ def tokens(text: str) -> Counter:
     return Counter(TOKEN.findall(text.lower()))
 
 
-def sphinx_text(docs: Path, sphinx_build: str, pythonpath: str | None) -> dict[str, str]:
-    """doc path without suffix -> the text Sphinx's text builder writes for it."""
-    out = Path(tempfile.mkdtemp(prefix="sphinx-text-"))
+def sphinx_text(docs: Path, sphinx_build: str, pythonpath: str | None,
+                keep: Path | None = None) -> dict[str, str]:
+    """doc path without suffix -> the text Sphinx's text builder writes for it. With
+    `keep`, the build goes there, and a build already there is reused."""
+    out = keep or Path(tempfile.mkdtemp(prefix="sphinx-text-"))
+    if keep and (out / "text").is_dir():
+        return _texts(out / "text")
     env = None
     if pythonpath:
         import os
@@ -57,8 +61,12 @@ def sphinx_text(docs: Path, sphinx_build: str, pythonpath: str | None) -> dict[s
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"sphinx-build failed ({done.returncode}): {done.stderr[-2000:]}")
-    return {str(p.relative_to(out / "text").with_suffix("")): p.read_text(encoding="utf-8")
-            for p in (out / "text").rglob("*.txt")}
+    return _texts(out / "text")
+
+
+def _texts(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder).with_suffix("")): p.read_text(encoding="utf-8")
+            for p in folder.rglob("*.txt")}
 
 
 def captions_kept(source: str, doc) -> tuple[int, int]:
@@ -74,8 +82,9 @@ def captions_kept(source: str, doc) -> tuple[int, int]:
     return len(wanted), kept
 
 
-def compare(docs: Path, sphinx_build: str, pythonpath: str | None) -> dict:
-    sphinx = sphinx_text(docs, sphinx_build, pythonpath)
+def compare(docs: Path, sphinx_build: str, pythonpath: str | None,
+            keep: Path | None = None) -> dict:
+    sphinx = sphinx_text(docs, sphinx_build, pythonpath, keep)
     corpus = load_corpus(str(docs), use_cache=False, progress=False)
     rows = []
     for doc in corpus.documents:
@@ -145,8 +154,10 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="the project's name in the output")
     ap.add_argument("--markdown", type=Path, help="append the tables to this file")
     ap.add_argument("--json", type=Path, help="write the per-document numbers here")
+    ap.add_argument("--keep", type=Path, help="build Sphinx's text into this folder, or reuse "
+                                              "the build already there")
     args = ap.parse_args()
-    result = compare(args.docs, args.sphinx_build, args.pythonpath)
+    result = compare(args.docs, args.sphinx_build, args.pythonpath, args.keep)
     text = markdown(args.name or args.docs.name, result)
     print(text)
     if args.json:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from chunkeval.cli import main
 from chunkeval.corpus import load_corpus
 from chunkeval.corpus.rst import Project, parse_rst
@@ -179,16 +181,6 @@ def test_version_comes_from_a_plain_string_in_conf_py_else_reads_as_nothing(tmp_
     assert [(p.kind, p.names) for p in problems] == [("rst-conf-value", ("version",))]
 
 
-def test_a_changed_include_is_read_again_not_taken_from_the_cache(tmp_path, cache_dir):
-    root = tmp_path / "docs"
-    root.mkdir()
-    (root / "index.rst").write_text("Home\n====\n\n.. include:: part.inc\n")
-    (root / "part.inc").write_text("First words.\n")
-    assert "First words." in load_corpus(str(root)).documents[0].text
-    (root / "part.inc").write_text("Second words.\n")
-    assert "Second words." in load_corpus(str(root)).documents[0].text
-
-
 def test_warnings_are_one_line_per_kind_with_a_count_and_three_files(tmp_path, capsys):
     root = tmp_path / "docs"
     root.mkdir()
@@ -220,11 +212,33 @@ def test_a_problem_without_a_kind_fails_strict_one_describing_the_input_does_not
     assert strict_failure([Problem("a.rst", "no sections", kind="no-sections")]) is None
 
 
-def test_a_new_version_in_conf_py_is_read_again(tmp_path, cache_dir):
+@pytest.mark.parametrize("page, other, before, after", [
+    (".. include:: part.inc", "part.inc", "First words.\n", "Second words.\n"),
+    ("Words |release|.", "conf.py", "release = 'First'\n", "release = 'Second'\n")])
+def test_a_changed_include_or_conf_py_is_read_again_not_taken_from_the_cache(
+        tmp_path, cache_dir, page, other, before, after):
     root = tmp_path / "docs"
     root.mkdir()
-    (root / "index.rst").write_text("Home\n====\n\nRelease |release|.\n")
-    (root / "conf.py").write_text("release = '1.0'\n")
-    assert "Release 1.0." in load_corpus(str(root)).documents[0].text
-    (root / "conf.py").write_text("release = '2.0'\n")
-    assert "Release 2.0." in load_corpus(str(root)).documents[0].text
+    (root / "index.rst").write_text(f"Home\n====\n\n{page}\n")
+    (root / other).write_text(before)
+    assert "First" in load_corpus(str(root)).documents[0].text
+    (root / other).write_text(after)
+    assert "Second" in load_corpus(str(root)).documents[0].text
+
+
+def test_numbered_items_keep_their_numbers_and_see_also_its_label():
+    blocks, _ = _parse("""\
+        Steps
+        =====
+
+        1. Fork it.
+        2. Clone it.
+
+        (a) left
+        (b) right
+
+        .. seealso:: The contributing guide.
+        """)
+    assert blocks[1:] == [("item", "1. Fork it."), ("item", "2. Clone it."),
+                          ("item", "(a) left"), ("item", "(b) right"),
+                          ("paragraph", "See also: The contributing guide.")]

@@ -246,11 +246,14 @@ def _docutils():
             return None
         return real
 
-    class Dropped(Directive):
+    class Loose(Directive):
+        """Any arguments, content and options (the options show nothing)."""
         optional_arguments = 100
         final_argument_whitespace = True
         has_content = True
         option_spec = AnyOption()
+
+    class Dropped(Loose):
 
         def run(self):
             if self.name in ("module", "currentmodule", "py:module", "py:currentmodule"):
@@ -258,12 +261,8 @@ def _docutils():
                 _state(self.state.document).module = "" if arg == "None" else arg
             return []
 
-    class Wrapper(Directive):
+    class Wrapper(Loose):
         """A tab, card or similar box: its title (the argument) and its content."""
-        optional_arguments = 100
-        final_argument_whitespace = True
-        has_content = True
-        option_spec = AnyOption()
 
         def run(self):
             box = nodes.container()
@@ -413,19 +412,14 @@ def _docutils():
 
         def run(self):
             box = nodes.admonition(classes=["seealso"])
-            box += nodes.title(text="See also")
             if self.arguments:
                 inline, messages = self.state.inline_text(self.arguments[0], self.lineno)
                 box += nodes.paragraph("", "", *inline)
             self.state.nested_parse(self.content, self.content_offset, box)
             return [box]
 
-    class PyObject(Directive):
+    class PyObject(Loose):
         """A Python object's description: its signature line(s), then its body."""
-        has_content = True
-        optional_arguments = 100
-        final_argument_whitespace = True
-        option_spec = AnyOption()
 
         def kind(self) -> str:
             return self.name.split(":")[-1]
@@ -472,12 +466,8 @@ def _docutils():
             _state(self.state.document).autodoc.append(self.name)
             return super().run()
 
-    class Describe(Directive):
+    class Describe(Loose):
         """Another domain's object (or std's option, envvar...): the signature as written."""
-        has_content = True
-        optional_arguments = 100
-        final_argument_whitespace = True
-        option_spec = AnyOption()
 
         def run(self):
             box = nodes.container(classes=["desc"])
@@ -706,6 +696,19 @@ def _table_rows(table) -> tuple[tuple[str, ...], int]:
     return tuple(rows), header
 
 
+def _enumerator(kind: str, n: int) -> str:
+    if kind in ("loweralpha", "upperalpha") and 1 <= n <= 26:
+        letter = chr(ord("a") + n - 1)
+        return letter if kind == "loweralpha" else letter.upper()
+    if kind in ("lowerroman", "upperroman") and 1 <= n < 40:
+        numeral = ""
+        for value, digits in ((10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+            while n >= value:
+                numeral, n = numeral + digits, n - value
+        return numeral if kind == "lowerroman" else numeral.upper()
+    return str(n)
+
+
 class _Walk:
     def __init__(self):
         self.parts: list[Part] = []
@@ -716,16 +719,19 @@ class _Walk:
     def emit(self, kind: str, text: str, rows: tuple[str, ...] = (), header: int = 0) -> None:
         if self.label:
             label, self.label = self.label, ""
+            glue = " " if label.endswith((".", ")")) else ": "
             if kind in ("paragraph", "item"):
-                text = f"{label}: {text}"
+                text = f"{label}{glue}{text}"
             else:
-                self.emit("paragraph", label + ":")
+                self.emit("item" if glue == " " else "paragraph", label + glue.strip())
         if text.strip():
             self.parts.append(Part(kind, text, tuple(self.path), rows, header))
 
     def walk(self, node, depth: int, item: bool) -> None:
         for child in node.children:
             t = child.tagname
+            if t == "#text":
+                continue  # text outside a paragraph is a part of some markup, not the page's
             if t in _SKIP or (t == "topic" and "contents" in child.get("classes", ())) or \
                     t == "system_message" or "system-messages" in child.get("classes", ()):
                 continue
@@ -750,9 +756,15 @@ class _Walk:
                 rows, header = _table_rows(child)
                 if rows:
                     self.emit("table", "\n".join(rows), rows, header)
-            elif t in ("bullet_list", "enumerated_list"):
+            elif t == "bullet_list":
                 for li in child.children:
                     self.walk(li, depth, True)
+            elif t == "enumerated_list":  # numbered as the reader sees it: "1. first"
+                for n, li in enumerate(child.children, child.get("start", 1)):
+                    self.label = child.get("prefix", "") + \
+                        _enumerator(child.get("enumtype", "arabic"), n) + child.get("suffix", ".")
+                    self.walk(li, depth, True)
+                    self.label = ""
             elif t in ("definition_list", "field_list", "option_list"):
                 for entry in child.children:
                     head = [c for c in entry.children
@@ -764,8 +776,8 @@ class _Walk:
             elif t == "image":
                 if child.get("alt"):
                     self.emit("paragraph", f"[image: {child['alt']}]")
-            elif t in _ADMONITIONS:
-                self.label = _ADMONITIONS[t]
+            elif t in _ADMONITIONS or "seealso" in child.get("classes", ()):
+                self.label = _ADMONITIONS.get(t, "See also")
                 self.walk(child, depth, item)
                 self.label = ""
             else:  # containers: admonitions, block quotes, directives' content
