@@ -242,3 +242,23 @@ def test_numbered_items_keep_their_numbers_and_see_also_its_label():
     assert blocks[1:] == [("item", "1. Fork it."), ("item", "2. Clone it."),
                           ("item", "(a) left"), ("item", "(b) right"),
                           ("paragraph", "See also: The contributing guide.")]
+
+
+def test_doctest_blocks_take_their_options_and_hidden_ones_give_no_text():
+    blocks, problems = _parse("""\
+        Doctests
+        ========
+
+        .. doctest::
+           :skipif: sys.platform == "win32"
+           :no-trim-doctest-flags:
+
+           >>> 1 + 1
+           2
+
+        .. testcode:: setup, main
+           :hide:
+
+           secret = 1
+        """)
+    assert blocks[1:] == [("pre", ">>> 1 + 1\n2")] and problems == []

@@ -61,7 +61,8 @@ _DROPPED = {"toctree", "index", "highlight", "currentmodule", "module", "only", 
 # Wrappers whose content is the text (tabs, cards): the argument is the tab's title.
 _WRAPPERS = {"tabs", "tab", "group-tab", "tab-set", "tab-item", "grid", "grid-item",
              "grid-item-card", "card", "dropdown", "hlist", "container", "rst-class-content"}
-_CODE = {"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput"}
+_CODE = {"code-block", "sourcecode", "code"}
+_DOCTEST = {"doctest", "testcode", "testoutput"}
 # Python domain objects: the word Sphinx puts before the name.
 _PY_OBJECTS = {"function": "", "class": "class ", "method": "", "classmethod": "classmethod ",
                "staticmethod": "static ", "attribute": "", "property": "property ",
@@ -318,6 +319,22 @@ def _docutils():
                 text = _dedent(text, self.options["dedent"])
             return code_block(self, text, self.arguments[0] if self.arguments else "")
 
+    class DoctestBlock(Directive):
+        """sphinx.ext.doctest's blocks: code, unless hidden."""
+        optional_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+        option_spec = {"hide": directives.flag, "options": directives.unchanged,
+                       "pyversion": directives.unchanged_required,
+                       "skipif": directives.unchanged_required,
+                       "trim-doctest-flags": directives.flag,
+                       "no-trim-doctest-flags": directives.flag}
+
+        def run(self):
+            if "hide" in self.options:
+                return []
+            return code_block(self, "\n".join(self.content), "python")
+
     class LiteralInclude(Directive):
         required_arguments = 1
         final_argument_whitespace = True
@@ -506,6 +523,7 @@ def _docutils():
     table = {name: Dropped for name in _DROPPED}
     table.update({name: Wrapper for name in _WRAPPERS})
     table.update({name: CodeBlock for name in _CODE})
+    table.update({name: DoctestBlock for name in _DOCTEST})
     table.update({name: VersionChange for name in _VERSION_LABELS})
     table.update({name: PyObject for name in _PY_OBJECTS})
     table.update({name: AutoDoc for name in _AUTODOC})
