@@ -262,3 +262,20 @@ def test_doctest_blocks_take_their_options_and_hidden_ones_give_no_text():
            secret = 1
         """)
     assert blocks[1:] == [("pre", ">>> 1 + 1\n2")] and problems == []
+
+
+def test_sessions_lose_doctest_flags_and_table_cells_docutils_notes():
+    blocks, _ = _parse("""\
+        Session
+        =======
+
+        >>> print(1)  # doctest: +SKIP
+        1
+
+        +------+-------+
+        | name | value |
+        +======+=======+
+        | a    | ---   |
+        +------+-------+
+        """)
+    assert blocks[1:] == [("pre", ">>> print(1)\n1"), ("table", "name | value\na | ---")]

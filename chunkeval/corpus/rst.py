@@ -844,6 +844,8 @@ def parse_rst(data: bytes, doc_id: str, *, path: str | None = None,
     problems += _errors(tree, where, source_path, set(missing))
     for name in missing:
         _blank_substitution(tree, name)
+    _drop_messages(tree)
+    _trim_doctest_flags(tree)
     walk = _Walk()
     walk.walk(tree, 0, False)
     if not walk.parts:
@@ -895,6 +897,32 @@ def _errors(tree, where: str, source_path: str, conf_names: set[str]) -> list[Pr
         found.append(Problem(shown, f"reStructuredText error, the rest of the file is kept: "
                                     f"{text[:200]}", message.get("line"), kind="rst-error"))
     return found
+
+
+def _drop_messages(tree) -> None:
+    """docutils' messages stay out of the text, also where they sit inside a table cell."""
+    from docutils import nodes
+    for message in list(tree.findall(nodes.system_message)):
+        message.parent.remove(message)
+
+
+_DOCTEST_FLAG = re.compile(r"[ \t]*#\s*doctest:.+$", re.M)
+_BLANKLINE = re.compile(r"^\s*<BLANKLINE>\s*$", re.M)
+
+
+def _trim_doctest_flags(tree) -> None:
+    """As Sphinx does by default (trim_doctest_flags): `# doctest: +SKIP` comments and
+    <BLANKLINE> markers go from interactive Python sessions."""
+    from docutils import nodes
+    for block in list(tree.findall(lambda n: isinstance(n, (nodes.literal_block,
+                                                             nodes.doctest_block)))):
+        text = block.astext()
+        if not text.lstrip().startswith(">>>"):
+            continue
+        trimmed = _BLANKLINE.sub("", _DOCTEST_FLAG.sub("", text))
+        if trimmed != text:
+            block.children = []
+            block += nodes.Text(trimmed)
 
 
 def _blank_substitution(tree, name: str) -> None:
