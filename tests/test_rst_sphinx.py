@@ -279,3 +279,15 @@ def test_sessions_lose_doctest_flags_and_table_cells_docutils_notes():
         +------+-------+
         """)
     assert blocks[1:] == [("pre", ">>> print(1)\n1"), ("table", "name | value\na | ---")]
+
+
+def test_footnotes_keep_their_label():
+    blocks, _ = _parse("""\
+        Notes
+        =====
+
+        Text with a note [#]_.
+
+        .. [#] The note.
+        """)
+    assert blocks[1:] == [("paragraph", "Text with a note 1."), ("paragraph", "[1] The note.")]

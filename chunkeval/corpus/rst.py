@@ -737,7 +737,7 @@ class _Walk:
     def emit(self, kind: str, text: str, rows: tuple[str, ...] = (), header: int = 0) -> None:
         if self.label:
             label, self.label = self.label, ""
-            glue = " " if label.endswith((".", ")")) else ": "
+            glue = " " if label.endswith((".", ")", "]")) else ": "
             if kind in ("paragraph", "item"):
                 text = f"{label}{glue}{text}"
             else:
@@ -794,6 +794,11 @@ class _Walk:
             elif t == "image":
                 if child.get("alt"):
                     self.emit("paragraph", f"[image: {child['alt']}]")
+            elif t in ("footnote", "citation"):  # "[1] The note.", as Sphinx prints it
+                labels = [c for c in child.children if c.tagname == "label"]
+                self.label = f"[{_text(labels[0])}]" if labels else ""
+                self.walk(child, depth, item)
+                self.label = ""
             elif t in _ADMONITIONS or "seealso" in child.get("classes", ()):
                 self.label = _ADMONITIONS.get(t, "See also")
                 self.walk(child, depth, item)
