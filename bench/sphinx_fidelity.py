@@ -37,7 +37,12 @@ from collections import Counter
 from pathlib import Path
 
 from chunkeval.corpus import load_corpus
-from chunkeval.problems import summary
+
+try:
+    from chunkeval.problems import summary
+except ImportError:  # an older chunkeval, to compare with: a line per problem
+    def summary(problems):
+        return [str(p) for p in problems]
 
 TOKEN = re.compile(r"\w+")
 CAPTIONED = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|sourcecode|code|literalinclude)::"
@@ -108,12 +113,14 @@ def compare(docs: Path, sphinx_build: str, pythonpath: str | None,
                      "top_missing": [w for w, _ in (theirs - ours).most_common(8)]})
     # pages using directives of the project's own Sphinx extensions, which the build here
     # does not load either
-    extended = {p.path for p in corpus.problems if p.kind == "rst-unknown-directive"}
+    extended = {p.path for p in corpus.problems
+                if getattr(p, "kind", "") == "rst-unknown-directive"}
     for r in rows:
         r["extension"] = str(docs / r["doc"]) in extended
     lines = summary(list(corpus.problems))
     return {"docs": str(docs), "rows": rows, "warnings": lines,
-            "warning_kinds": len({p.kind or p.message for p in corpus.problems})}
+            "warning_kinds": len({getattr(p, "kind", "") or p.message
+                                  for p in corpus.problems})}
 
 
 def totals(rows: list[dict]) -> dict:
@@ -125,7 +132,7 @@ def totals(rows: list[dict]) -> dict:
             "captions_kept": sum(r["captions_kept"] for r in rows)}
 
 
-def markdown(name: str, result: dict) -> str:
+def markdown(name: str, result: dict, top: int | None = None) -> str:
     rows = result["rows"]
     plain = totals([r for r in rows if not r["autodoc"] and not r["extension"]])
     extension = totals([r for r in rows if r["extension"] and not r["autodoc"]])
@@ -145,7 +152,12 @@ def markdown(name: str, result: dict) -> str:
     def share(r: dict) -> float:
         return (r["residue"] + r["missing"]) / max(r["sphinx_tokens"], 1)
 
-    for r in sorted(rows, key=share, reverse=True):
+    listed = sorted(rows, key=share, reverse=True)
+    if top is not None and len(listed) > top:
+        out[-3] = out[-3].replace("Per document", f"The {top} documents furthest from Sphinx's "
+                                                  f"text (of {len(listed)})")
+        listed = listed[:top]
+    for r in listed:
         t = max(r["sphinx_tokens"], 1)
         needs = "autodoc" if r["autodoc"] else "extension" if r["extension"] else ""
         out.append(f"| {r['doc']} | {needs} | {r['sphinx_tokens']:,} | "
@@ -153,7 +165,9 @@ def markdown(name: str, result: dict) -> str:
                    f"{' '.join(r['top_residue'][:5])} | {' '.join(r['top_missing'][:5])} |")
     out += ["", f"Warning lines ({len(result['warnings'])} for {result['warning_kinds']} "
                 "kinds of problem):", ""]
-    out += [f"    {line}" for line in result["warnings"]] or ["    (none)"]
+    # the files as the project names them, not where this machine keeps them
+    out += [f"    {line.replace(result['docs'] + '/', '').replace(result['docs'], '.')}"
+            for line in result["warnings"]] or ["    (none)"]
     return "\n".join(out) + "\n"
 
 
@@ -165,11 +179,13 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="the project's name in the output")
     ap.add_argument("--markdown", type=Path, help="append the tables to this file")
     ap.add_argument("--json", type=Path, help="write the per-document numbers here")
+    ap.add_argument("--top", type=int, help="list only this many documents, the furthest "
+                                            "from Sphinx's text first")
     ap.add_argument("--keep", type=Path, help="build Sphinx's text into this folder, or reuse "
                                               "the build already there")
     args = ap.parse_args()
     result = compare(args.docs, args.sphinx_build, args.pythonpath, args.keep)
-    text = markdown(args.name or args.docs.name, result)
+    text = markdown(args.name or args.docs.name, result, args.top)
     print(text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
