@@ -291,3 +291,33 @@ def test_footnotes_keep_their_label():
         .. [#] The note.
         """)
     assert blocks[1:] == [("paragraph", "Text with a note 1."), ("paragraph", "[1] The note.")]
+
+
+def test_an_inconsistent_title_level_names_its_line_and_the_sections_after_it_stay():
+    blocks, problems = _parse("""\
+        Top
+        ===
+
+        Sub
+        ---
+
+        Deep
+        ~~~~
+
+        Second
+        ======
+
+        Skipped
+        ~~~~~~~
+
+        Skipped text.
+
+        More
+        ----
+
+        More text.
+        """)
+    assert ("paragraph", "Skipped text.") in blocks and ("heading2", "More") in blocks
+    assert [str(p) for p in problems] == [
+        "page.rst:13: reStructuredText error, the rest of the file is kept: Inconsistent "
+        "title style: skip from level 1 to 3."]
