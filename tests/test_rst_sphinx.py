@@ -321,3 +321,18 @@ def test_an_inconsistent_title_level_names_its_line_and_the_sections_after_it_st
     assert [str(p) for p in problems] == [
         "page.rst:13: reStructuredText error, the rest of the file is kept: Inconsistent "
         "title style: skip from level 1 to 3."]
+
+
+def test_docutils_own_include_files_are_read_by_bare_name_only(tmp_path):
+    blocks, problems = _parse("""\
+        Marks
+        =====
+
+        .. include:: <isonum.txt>
+
+        .. include:: <../../../../../../../../../etc/hostname>
+
+        Copyright |copy| here.
+        """, tmp_path)
+    assert blocks[1:] == [("paragraph", "Copyright © here.")]
+    assert [(p.kind, p.line) for p in problems] == [("include-outside", 6)]

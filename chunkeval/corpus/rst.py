@@ -372,7 +372,8 @@ def _docutils():
 
         def run(self):
             name = self.arguments[0].strip()
-            if not (name.startswith("<") and name.endswith(">")):
+            # docutils' own files (<isonum.txt>) by their bare name only
+            if not re.fullmatch(r"<[\w.-]+>", name) or ".." in name:
                 path = inside(self, name)
                 if path is None:
                     return []
