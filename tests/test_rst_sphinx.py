@@ -336,3 +336,24 @@ def test_docutils_own_include_files_are_read_by_bare_name_only(tmp_path):
         """, tmp_path)
     assert blocks[1:] == [("paragraph", "Copyright © here.")]
     assert [(p.kind, p.line) for p in problems] == [("include-outside", 6)]
+
+
+def test_a_bad_option_value_is_a_problem_at_its_line_and_literalinclude_dedents_last(tmp_path):
+    (tmp_path / "tool.py").write_text("    def run():\n        pass\n")
+    blocks, problems = _parse("""\
+        Options
+        =======
+
+        .. code-block:: python
+           :dedent: lots
+
+           x = 1
+
+        .. literalinclude:: tool.py
+           :prepend:     # the tool
+           :dedent: 4
+
+        After.
+        """, tmp_path)
+    assert blocks[1:] == [("pre", "# the tool\ndef run():\n    pass"), ("paragraph", "After.")]
+    assert [(p.kind, p.line) for p in problems] == [("rst-error", 4)]

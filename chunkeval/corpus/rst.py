@@ -302,7 +302,7 @@ def _docutils():
     code_options = {"linenos": directives.flag, "lineno-start": int,
                     "emphasize-lines": directives.unchanged_required,
                     "caption": directives.unchanged_required, "class": directives.class_option,
-                    "name": directives.unchanged, "dedent": directives.unchanged,
+                    "name": directives.unchanged, "dedent": _dedent_option,
                     "force": directives.flag, "number-lines": directives.unchanged,
                     "language": directives.unchanged, "hide": directives.flag,
                     "options": directives.unchanged, "trim": directives.flag}
@@ -565,8 +565,6 @@ def _docutils():
             text = re.sub(r"&(?=\w)", "", text).replace("&&", "&")
         elif kind in ("samp", "file"):
             text = re.sub(r"(?<!\\)\{([^{}]*)\}", r"\1", text)
-        elif kind == "manpage":
-            text = text
         return [nodes.literal(rawtext, text)], []
 
     for name in _XREF_ROLES:
@@ -606,6 +604,14 @@ def _normal(path: str) -> str:
     return "/".join(parts)
 
 
+def _dedent_option(value: str | None) -> str:
+    """:dedent: takes a number of spaces, or nothing (the common indent)."""
+    value = (value or "").strip()
+    if value and not value.isdigit():
+        raise ValueError(f"{value!r} is not a number of spaces")
+    return value
+
+
 def _dedent(text: str, amount: str) -> str:
     lines = text.split("\n")
     if amount.strip():
@@ -634,13 +640,14 @@ def _clip(text: str, options: dict) -> str:
             lines = lines[at if inclusive else at + 1:]
         else:
             lines = lines[:at + 1 if inclusive else at]
-    if "dedent" in options:
-        return _dedent("".join(lines), options["dedent"])
     if "prepend" in options:
         lines.insert(0, options["prepend"] + "\n")
     if "append" in options:
         lines.append(options["append"] + "\n")
-    return "".join(lines).rstrip("\n")
+    text = "".join(lines)
+    if "dedent" in options:
+        text = _dedent(text, options["dedent"])
+    return text.rstrip("\n")
 
 
 def _pyobject(text: str, name: str) -> list[str]:
