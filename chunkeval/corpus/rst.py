@@ -384,12 +384,12 @@ def _docutils():
             return super().run()
 
     class SafeCSVTable(CSVTable):
-        """csv-table without :url: (no fetching); :file: inside the corpus folder only."""
+        """csv-table without :url: (nothing is downloaded); :file: inside the corpus folder only."""
 
         def run(self):
             if "url" in self.options:
                 state = _state(self.state.document)
-                state.problems.append(Problem(state.where, "csv-table :url: is not fetched; "
+                state.problems.append(Problem(state.where, "csv-table :url: is not downloaded; "
                                               "table skipped", _place(self)[1],
                                               kind="include-outside", names=("csv-table",)))
                 return []
