@@ -63,7 +63,7 @@ class BM25Index(Batched):
 class LSAIndex(Batched):
     """TF-IDF of the analyzer's terms (at most 60,000: the most frequent in the corpus, ties by
     term order), a truncated SVD (`lsa_components`) fitted on a seeded sample of at most 6,000
-    chunks, vectors L2-normalised, ranked by cosine (float64, rounded to 1e-9). The TF-IDF is
+    chunks, vectors L2-normalised, ranked by cosine (float64, fitted in float64). The TF-IDF is
     TfidfVectorizer's defaults (smooth idf, raw counts, L2 rows) applied to the same counts as
     BM25."""
 
@@ -84,6 +84,10 @@ class LSAIndex(Batched):
         # no 2-grams at all (one-character chunks): every score is 0
         self.tfidf = TfidfTransformer().fit(counts) if len(bigrams) else None
         x = self.tfidf.transform(counts) if self.tfidf is not None else counts
+        # Fitted in float64: a float32 fit's cosines differ by up to 2e-5 between two BLAS
+        # kernels (its power iterations amplify the rounding), a float64 fit's by 3e-14, far
+        # below the precision scores are ranked at (ranking.SCORE_BITS).
+        x = x.astype(np.float64)
         del tf, counts  # only x from here on: the vectors, next, are the largest part
         rng = np.random.default_rng(seed)
         rows = np.sort(rng.choice(self.n, size=sample, replace=False)) if self.n > sample \
@@ -115,10 +119,9 @@ class LSAIndex(Batched):
         q = self.bigrams.counts(queries)
         with threadpool_limits(1, user_api="blas"):
             q = self._embed(self.tfidf.transform(q) if self.tfidf is not None else q)
-            # A matrix product's last bits depend on its shape (the batch size); rounding
-            # them off keeps near-equal chunks in id order whatever the batching.
-            scores = q @ self.vectors.T
-            return np.round(scores, 9, out=scores)
+            # a matrix product's last bits depend on its shape (the batch size) and the
+            # CPU: top_k rounds them off
+            return q @ self.vectors.T
 
 
 
