@@ -13,10 +13,12 @@ import dataclasses
 import gzip
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import re
 import stat
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +153,22 @@ def unpack(data: bytes, where: str, max_bytes: int, gz_name: bool = False
         raise InputError(where, f"{_mb(len(data))}, over the {_mb(max_bytes)} limit on a "
                                 "document; skipped (raise the limit with --max-document-mb)")
     return data, notes
+
+
+def check_archive(data: bytes, where: str, max_bytes: int) -> None:
+    """InputError when a zip (a Word file) would decompress to more than `max_bytes`, known
+    from its directory before any part is inflated. Python's zip reader stops each part at
+    the size the directory gives it (a part that holds more fails its checksum), so these
+    sizes bound what the parser reads. An unreadable zip is left to the parser to report."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            size = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return
+    if size > max_bytes:
+        raise InputError(where, f"decompresses to {_mb(size)}, over the {_mb(max_bytes)} "
+                                "limit on a document; skipped (raise the limit with "
+                                "--max-document-mb)")
 
 
 def _mb(n: int) -> str:
@@ -345,6 +363,8 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                     data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
                     problems += [(item.doc_id, note, None) for note in notes]
                     parse = _parser(item.doc_id)
+                    if parse is parse_docx:  # a zip: bounded before a part is inflated
+                        check_archive(data, item.display, max_bytes)
                     kwargs = {"drop": drop} if parse is parse_html else {}
                     doc, found = parse(data, item.doc_id, path=item.display, **kwargs)
                     docs.append(dataclasses.replace(doc, source=item.source))
