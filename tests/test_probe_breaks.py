@@ -3,12 +3,16 @@ read silently wrong now gives one line that names the file or the setting."""
 
 from __future__ import annotations
 
+import errno
 import io
 import zipfile
 
+import pytest
 from documents import manual_docx
 
 from chunkeval.corpus import load_corpus
+
+pytest_plugins = ["pytester"]
 
 
 def test_a_word_file_is_bounded_before_it_is_decompressed(tmp_path):
@@ -31,3 +35,40 @@ def test_a_word_file_is_bounded_before_it_is_decompressed(tmp_path):
     assert [str(p) for p in corpus.problems] == [
         f"{root}/bomb.docx: decompresses to {size / 1e6:.1f} MB, over the 1.0 MB limit on a document; "
         "skipped (raise the limit with --max-document-mb)"]
+
+
+def test_a_baselines_folder_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
+    from chunkeval.errors import BaselineError
+    from chunkeval.gate import baselines
+
+    (tmp_path / "blocker").write_text("a file, not a folder", encoding="utf-8")
+    with pytest.raises(BaselineError) as under_a_file:
+        baselines.update_file(tmp_path / "blocker" / "baselines" / "docs.json", [])
+    assert str(under_a_file.value) == (
+        f"{tmp_path}/blocker/baselines: the baselines cannot be written there (Not a "
+        "directory); docs.json is kept as it was")
+
+    def full(path, data, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    monkeypatch.setattr(baselines, "atomic_write", full)
+    folder = tmp_path / "baselines"
+    with pytest.raises(BaselineError) as no_space:
+        baselines.update_file(folder / "docs.json", [])
+    assert str(no_space.value) == (f"{folder}: the baselines cannot be written there (No space "
+                                   "left on device); docs.json is kept as it was")
+
+
+def test_update_baselines_into_an_unwritable_folder_prints_one_line(docs, pytester):
+    (pytester.path / "blocker").write_text("a file, not a folder", encoding="utf-8")
+    (pytester.path / "pyproject.toml").write_text(
+        f'[tool.chunkeval]\ncorpus = "{docs}"\nquery_sets = ["section-titles"]\n'
+        'reference = ["fixed-400"]\nretrievers = ["bm25"]\nbaselines = "blocker/baselines"\n',
+        encoding="utf-8")
+    result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly", "pyproject.toml")
+    assert result.ret == 1
+    out = result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines([f"*baselines NOT written: {pytester.path}/blocker/baselines: "
+                                 "the baselines cannot be written there (Not a directory); "
+                                 "docs.json is kept as it was*"])
+    assert "Traceback" not in out and "INTERNALERROR" not in out
