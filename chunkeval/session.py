@@ -26,7 +26,7 @@ from .gate.power import SetPower, coverage_sd, set_power
 from .gate.verdict import Tolerance
 from .model import Corpus, QuerySet
 from .outside import length_function
-from .results import COMPARED, COVERAGE_RULES, Results, Settings
+from .results import ANALYZERS, AUTO_ANALYZER, COMPARED, COVERAGE_RULES, Results, Settings
 from .shard import Shard, measured_seconds, parse
 from .strategies.defaults import default_retrievers
 
@@ -201,6 +201,7 @@ class Session:
             length_function(cfg.length, str(cfg.root))  # imported from the project
         except ConfigError as e:
             raise ConfigError(f"{cfg.where['length']}: {e}") from None
+        known([cfg.analyzer], (AUTO_ANALYZER, *ANALYZERS), cfg.where["analyzer"], "analyzer")
         if cfg.coverage not in COVERAGE_RULES:
             raise ConfigError(f"{cfg.where['coverage']}: coverage {cfg.coverage!r}: one of "
                               f"{', '.join(COVERAGE_RULES)}")

@@ -72,3 +72,34 @@ def test_update_baselines_into_an_unwritable_folder_prints_one_line(docs, pytest
                                  "the baselines cannot be written there (Not a directory); "
                                  "docs.json is kept as it was*"])
     assert "Traceback" not in out and "INTERNALERROR" not in out
+
+
+@pytest.mark.parametrize("section, given", [("k = 1e20\n", "1e+20"),
+                                            ("k = 3000000000\n", "3000000000")])
+def test_an_unreasonable_k_is_refused_when_the_setting_is_read(tmp_path, section, given):
+    from chunkeval import config
+    from chunkeval.errors import ConfigError
+    from chunkeval.results import MAX_K
+
+    (tmp_path / "pyproject.toml").write_text("[tool.chunkeval]\n" + section, encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        config.load(tmp_path)
+    assert str(e.value) == (f"{tmp_path}/pyproject.toml [tool.chunkeval] k: expected a whole "
+                            f"number of at most {MAX_K:,}, got {given}")
+    assert config.load(tmp_path, command_line={"k": MAX_K}).k == MAX_K
+    with pytest.raises(ConfigError, match="^option --k: expected a whole number of at most"):
+        config.load(tmp_path, command_line={"k": 3_000_000_000})
+
+
+def test_a_bad_analyzer_names_the_file_and_is_one_configuration_error(docs, pytester):
+    (pytester.path / "pyproject.toml").write_text(
+        f'[tool.chunkeval]\ncorpus = "{docs}"\nquery_sets = ["section-titles"]\n'
+        'reference = ["fixed-400"]\nretrievers = ["bm25"]\nanalyzer = "words"\n',
+        encoding="utf-8")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+                                           "pyproject.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert (f"chunkeval: {pytester.path}/pyproject.toml [tool.chunkeval] analyzer: unknown "
+            "analyzer 'words'; known: auto, char2, word, word+stem") in err
+    assert "failed" not in result.stdout.str() and "Traceback" not in err
