@@ -103,3 +103,28 @@ def test_a_bad_analyzer_names_the_file_and_is_one_configuration_error(docs, pyte
     assert (f"chunkeval: {pytester.path}/pyproject.toml [tool.chunkeval] analyzer: unknown "
             "analyzer 'words'; known: auto, char2, word, word+stem") in err
     assert "failed" not in result.stdout.str() and "Traceback" not in err
+
+
+def test_a_query_id_that_is_an_object_or_a_list_is_refused_with_its_line(tmp_path):
+    import json
+
+    from chunkeval.queries import build_query_set
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "guide.md").write_text("# Guide\n\nBack up the database before the upgrade "
+                                   "starts.\n", encoding="utf-8")
+    corpus = load_corpus(str(root), use_cache=False)
+    lines = [{"id": 7, "query": "backup step", "doc": "guide.md", "answer": "Back up"},
+             {"id": {"a": 1}, "query": "backup step", "doc": "guide.md", "answer": "Back up"},
+             {"id": ["x"], "query": "backup step", "doc": "guide.md", "answer": "Back up"},
+             {"id": True, "query": "backup step", "doc": "guide.md", "answer": "Back up"},
+             {"id": "b", "query": "backup step", "doc": "guide.md", "answer": "Back up"}]
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    qs = build_query_set(corpus, str(path), max_queries=100)
+    assert [q.id for q in qs.queries] == ["7", "b"]
+    assert [str(p) for p in qs.problems] == [
+        f"{path}:2: 'id' must be a string or a whole number, not an object; line skipped",
+        f"{path}:3: 'id' must be a string or a whole number, not a list; line skipped",
+        f"{path}:4: 'id' must be a string or a whole number, not true or false; line skipped"]
