@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import retrieval, strategies
+from .cache import outputs_file
 from .config import Config, known
 from .corpus import load_corpus
 from .errors import ConfigError, InputError, Problem
@@ -338,7 +339,7 @@ def read_results(path: str | Path) -> Results:
     if path.is_dir():
         path = path / "results.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(outputs_file(path).decode("utf-8"))
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except OSError as e:

@@ -128,3 +128,55 @@ def test_a_query_id_that_is_an_object_or_a_list_is_refused_with_its_line(tmp_pat
         f"{path}:2: 'id' must be a string or a whole number, not an object; line skipped",
         f"{path}:3: 'id' must be a string or a whole number, not a list; line skipped",
         f"{path}:4: 'id' must be a string or a whole number, not true or false; line skipped"]
+
+
+class Killed(BaseException):
+    """What a kill between two renames leaves: the renames done so far, nothing after."""
+
+
+def test_a_run_killed_between_its_renames_leaves_outputs_no_reader_takes(tmp_path,
+                                                                         monkeypatch):
+    import hashlib
+    import json
+    import os
+
+    from chunkeval import cache
+    from chunkeval.errors import OutputError
+    from chunkeval.session import read_results
+
+    out = tmp_path / "out"
+    old = {"results.json": '{"old": 1}', "report.md": "old md", "report.html": "old html"}
+    cache.write_together(out, old)
+    assert cache.outputs_file(out / "results.json") == b'{"old": 1}'
+    real, renamed = os.replace, []
+
+    def killed_after_one(src, dst):  # the manifest's "writing" mark, then results.json
+        if len(renamed) == 2:
+            raise Killed()
+        renamed.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", killed_after_one)
+    with pytest.raises(Killed):
+        cache.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
+                                   "report.html": "new html"})
+    monkeypatch.undo()
+    # the new results.json beside the old reports, as a kill leaves them
+    assert (out / "results.json").read_text() == '{"new": 2}'
+    assert (out / "report.md").read_text() == "old md"
+    with pytest.raises(OutputError, match=f"^{out}: a run stopped"):
+        cache.outputs_file(out / "results.json")
+    with pytest.raises(OutputError, match=f"^{out}: a run stopped"):
+        read_results(out)
+    # the next whole write is read again, and keeps what another set listed
+    cache.write_together(out, {"sweep.json": "{}"})
+    cache.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
+                               "report.html": "new html"})
+    listed = json.loads((out / "manifest.json").read_text())["files"]
+    assert sorted(listed) == ["report.html", "report.md", "results.json", "sweep.json"]
+    assert cache.outputs_file(out / "sweep.json") == b"{}"
+    assert listed["results.json"] == hashlib.sha256(b'{"new": 2}').hexdigest()
+    # a folder written before there were manifests is read as it is
+    (out / "results.json").write_text('{"edited": 3}')
+    (out / "manifest.json").unlink()
+    assert cache.outputs_file(out / "results.json") == b'{"edited": 3}'
