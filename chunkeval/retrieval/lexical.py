@@ -63,7 +63,7 @@ class BM25Index(Batched):
 class LSAIndex(Batched):
     """TF-IDF of the analyzer's terms (at most 60,000: the most frequent in the corpus, ties by
     term order), a truncated SVD (`lsa_components`) fitted on a seeded sample of at most 6,000
-    chunks, vectors L2-normalised, ranked by cosine (float64, fitted in float64). The TF-IDF is
+    chunks, vectors L2-normalised, ranked by cosine (float64). The TF-IDF is
     TfidfVectorizer's defaults (smooth idf, raw counts, L2 rows) applied to the same counts as
     BM25."""
 
@@ -84,10 +84,6 @@ class LSAIndex(Batched):
         # no 2-grams at all (one-character chunks): every score is 0
         self.tfidf = TfidfTransformer().fit(counts) if len(bigrams) else None
         x = self.tfidf.transform(counts) if self.tfidf is not None else counts
-        # Fitted in float64: a float32 fit's cosines differ by up to 2e-5 between two BLAS
-        # kernels (its power iterations amplify the rounding), a float64 fit's by 3e-14, far
-        # below the precision scores are ranked at (ranking.SCORE_BITS).
-        x = x.astype(np.float64)
         del tf, counts  # only x from here on: the vectors, next, are the largest part
         rng = np.random.default_rng(seed)
         rows = np.sort(rng.choice(self.n, size=sample, replace=False)) if self.n > sample \
@@ -145,13 +141,20 @@ def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
     a = x.T.tocsr() if chunks < terms else x  # scikit-learn's choice of side ("auto")
     at = x if chunks < terms else x.T.tocsr()
     q = np.random.RandomState(seed).normal(size=(a.shape[1], dims + 10)).astype(x.dtype)
+    # The sparse products are scipy's own loops, the same on every CPU; the dense steps are
+    # LAPACK's, whose kernels differ by CPU. Run in float32, those differences were amplified
+    # by the iterations into cosines that moved by up to 2e-5 between two CPUs' kernels; run
+    # in float64 and rounded back to float32 for the next product, they vanish in the
+    # rounding (cosines within 6e-15, far below what ranking.SCORE_BITS keeps).
     for _iteration in range(5):
-        q, _ = linalg.lu(at @ (a @ q), permute_l=True, check_finite=False)
-    q = _orthonormal(a @ q)
+        q, _ = linalg.lu((at @ (a @ q)).astype(np.float64), permute_l=True, check_finite=False)
+        q = q.astype(x.dtype)
+    q = _orthonormal((a @ q).astype(np.float64))
     u, _, vt = linalg.svd((at @ q).T, full_matrices=False, lapack_driver="gesdd",
                           check_finite=False)
     # a = q @ (q.T @ a) = (q @ u) s vt: the terms' side is q @ u when a is x transposed
-    return (q @ u[:, :dims]).T if chunks < terms else vt[:dims]
+    found = (q @ u[:, :dims]).T if chunks < terms else vt[:dims]
+    return found.astype(x.dtype)  # the type scikit-learn's TruncatedSVD gives
 
 
 def _orthonormal(y: np.ndarray) -> np.ndarray:
