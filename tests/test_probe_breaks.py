@@ -33,8 +33,8 @@ def test_a_word_file_is_bounded_before_it_is_decompressed(tmp_path):
     corpus = load_corpus(str(root), use_cache=False, max_document_mb=1)
     assert [d.id for d in corpus.documents] == ["small.docx"]
     assert [str(p) for p in corpus.problems] == [
-        f"{root}/bomb.docx: decompresses to {size / 1e6:.1f} MB, over the 1.0 MB limit on a document; "
-        "skipped (raise the limit with --max-document-mb)"]
+        f"{root}/bomb.docx: decompresses to {size / 1e6:.1f} MB, over the 1.0 MB limit on a "
+        "document; skipped (raise the limit with --max-document-mb)"]
 
 
 def test_a_baselines_folder_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):

@@ -32,14 +32,14 @@ class Index(Protocol):
 
 # Significant bits a score keeps before ranking, by its type. A score's last bits are the
 # rounding error of the sums it was made of, and those sums run in an order that depends on
-# the CPU's vector width and the BLAS kernel: LSA's cosines (float64, fitted in float64) vary
-# by up to 3e-14 between two BLAS kernels, a 512-dimensional float32 cosine by up to 5e-7.
-# 30 bits (relative 9.3e-10, about 9 significant digits) are 30,000 times coarser than the
-# first and keep every two distinct reciprocal-rank sums of a hybrid apart; 16 bits (relative
+# the CPU's vector width and the BLAS kernel: LSA's cosines (float64) vary by at most 5e-16
+# between two BLAS kernels, a 512-dimensional float32 cosine by up to 5e-7. 30 bits
+# (relative 9.3e-10, about 9 significant digits) are a million times coarser than the first,
+# and two parts' reciprocal-rank sums that differ at depth 100 differ by more; 16 bits (relative
 # 1.5e-5, about 5 digits) are 30 times coarser than the second, and a float32 sum of a few
 # hundred terms is not exact to more. A difference below this is rounding, not retrieval:
 # such chunks tie, and the earlier chunk ranks first. A score near the edge of a step can
-# still land on either side on another CPU, but rarely (docs/ranking.md).
+# still land on either side on another CPU, but rarely (docs/reproducibility.md).
 SCORE_BITS = {np.dtype(np.float64): 30, np.dtype(np.float32): 16}
 
 
