@@ -319,7 +319,7 @@ def prune_oldest(entries: list[tuple[float, Path, int]], limit: int) -> int:
 # them. While the files are renamed one by one the manifest says so ("writing"), so a run
 # killed between two renames leaves a folder that readers refuse (outputs_file) instead of a
 # new results.json read beside old reports; the hashes let anyone check a copied set.
-MANIFEST = "manifest.json"
+MANIFEST = "chunkeval-manifest.json"
 
 
 def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) -> dict[str, Path]:

@@ -29,7 +29,7 @@ def test_a_full_disk_under_out_leaves_the_previous_outputs_whole(corpus_dir, tmp
     assert main(["run", "--corpus", str(corpus_dir), *RUN, "--out", str(out)]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert set(before) == {"results.json", "report.md", "report.html", "queries.html",
-                           "manifest.json"}
+                           "chunkeval-manifest.json"}
     capsys.readouterr()
 
     real_fsync, synced = os.fsync, []

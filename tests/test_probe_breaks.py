@@ -172,11 +172,11 @@ def test_a_run_killed_between_its_renames_leaves_outputs_no_reader_takes(tmp_pat
     cache.write_together(out, {"sweep.json": "{}"})
     cache.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
                                "report.html": "new html"})
-    listed = json.loads((out / "manifest.json").read_text())["files"]
+    listed = json.loads((out / "chunkeval-manifest.json").read_text())["files"]
     assert sorted(listed) == ["report.html", "report.md", "results.json", "sweep.json"]
     assert cache.outputs_file(out / "sweep.json") == b"{}"
     assert listed["results.json"] == hashlib.sha256(b'{"new": 2}').hexdigest()
     # a folder written before there were manifests is read as it is
     (out / "results.json").write_text('{"edited": 3}')
-    (out / "manifest.json").unlink()
+    (out / "chunkeval-manifest.json").unlink()
     assert cache.outputs_file(out / "results.json") == b'{"edited": 3}'
