@@ -315,12 +315,19 @@ def prune_oldest(entries: list[tuple[float, Path, int]], limit: int) -> int:
 
 
 # -- a run's outputs, written together -----------------------------------------------------------
+# Beside the files a set holds, a manifest of them (name -> sha256), renamed into place after
+# them. While the files are renamed one by one the manifest says so ("writing"), so a run
+# killed between two renames leaves a folder that readers refuse (outputs_file) instead of a
+# new results.json read beside old reports; the hashes let anyone check a copied set.
+MANIFEST = "chunkeval-manifest.json"
+
 
 def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) -> dict[str, Path]:
     """Write `files` (name -> content) into the directory `out_dir` together: each into a
     temporary directory beside it first, the one step that needs space, then renamed into
-    place, which needs none. So a full disk or a failed write leaves every old file as it was,
-    and the error names the directory and the space the files need.
+    place, which needs none, and the manifest last. So a full disk or a failed write leaves
+    every old file as it was, and the error names the directory and the space the files need;
+    a kill between two renames leaves a manifest that says the set is not whole.
 
     A temporary directory of a killed run (`.NAME.*.tmp` beside it) is removed by the next."""
     out = Path(out_dir)
@@ -329,15 +336,21 @@ def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     raws = {name: data.encode("utf-8") if isinstance(data, str) else data
             for name, data in files.items()}
+    # the files other sets wrote here (a sweep beside a run) stay listed
+    listed = {name: digest for name, digest in _listed(out).items() if name not in raws}
+    listed |= {name: hashlib.sha256(raw).hexdigest() for name, raw in raws.items()}
+    manifest = json.dumps({"files": dict(sorted(listed.items()))}, indent=1) + "\n"
     remove_stale_temps(out)
     tmp = None
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-        for name, raw in raws.items():
+        for name, raw in [*raws.items(), (MANIFEST, manifest.encode("utf-8"))]:
             _fill(os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), raw)
         out.mkdir(exist_ok=True)
+        atomic_write(out / MANIFEST, json.dumps({"writing": True}) + "\n")
         for name in raws:
             os.replace(tmp / name, out / name)
+        os.replace(tmp / MANIFEST, out / MANIFEST)
     except OSError as e:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -356,6 +369,37 @@ def write_together(out_dir: str | os.PathLike, files: dict[str, str | bytes]) ->
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return {name: out / name for name in raws}
+
+
+def _listed(out: Path) -> dict[str, str]:
+    """The files the manifest in `out` lists (none when it is missing, unreadable or says a
+    write was cut short)."""
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        files = data["files"]
+        return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def outputs_file(path: str | os.PathLike) -> bytes:
+    """The bytes of one file of a set write_together wrote; OutputError naming the folder
+    when its manifest says a run stopped (or is running) between the set's renames. A folder
+    without a manifest (written before there was one, or by hand) is read as it is, and so is
+    a file edited after its set was written."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        manifest = json.loads((path.parent / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return data
+    except (OSError, ValueError) as e:
+        raise OutputError(f"{path.parent}: its {MANIFEST} cannot be read ({e}); run again to "
+                          "write these outputs whole") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise OutputError(f"{path.parent}: a run stopped (or is running) while it replaced "
+                          "these outputs, so they may be from two runs; run it again")
+    return data
 
 
 # -- what a run says of its caches ----------------------------------------------------------------

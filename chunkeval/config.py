@@ -32,7 +32,7 @@ from .gate.baselines import DIRECTORY as BASELINES
 from .gate.verdict import DEFAULT_TOLERANCE as TOLERANCE
 from .invariants import GENERATED_EXAMPLES
 from .queries import BUILDERS
-from .results import DEFAULTS
+from .results import DEFAULTS, MAX_K
 from .strategies import REFERENCE
 
 SECTION = "[tool.chunkeval]"
@@ -52,6 +52,7 @@ class Setting:
     adds: bool = False  # values from every place are joined, not overridden
     flag: bool = True  # has a pytest option; False: ini and [tool.chunkeval] only
     table: str | None = None  # read from [tool.chunkeval.<table>] as `key`, not from ini
+    most: int | None = None  # the largest value an int setting takes
 
     @property
     def key(self) -> str:
@@ -114,8 +115,8 @@ SETTINGS: tuple[Setting, ...] = (
             cli="--analyzer", commands=("info", "run", "compare", "calibrate", "sweep",
                                            "cache"),
             metavar="NAME"),
-    Setting("k", "int", DEFAULTS.k, "chunks handed per query (Recall@k, doc hit@k)", cli="--k",
-            commands=("run", "sweep"), metavar="K"),
+    Setting("k", "int", DEFAULTS.k, f"chunks handed per query (Recall@k, doc hit@k), at most "
+            f"{MAX_K:,}", cli="--k", commands=("run", "sweep"), metavar="K", most=MAX_K),
     Setting("budget", "int", DEFAULTS.budget,
             "context budget for budget recall, in characters (or in the units of `length`)",
             cli="--budget", commands=("run", "sweep"), metavar="N"),
@@ -372,6 +373,8 @@ def _convert(s: Setting, raw: Any, where: str, base: Path | None) -> Any:
         least = 0 if kind == "count" else 1
         if isinstance(raw, bool) or value < least:
             fail(f"a whole number of at least {least}")
+        if s.most is not None and value > s.most:
+            fail(f"a whole number of at most {s.most:,}")
         return value
     if raw is None:
         return None

@@ -24,6 +24,18 @@ SCHEMA = 1
 DECIMALS = 4
 
 
+# The largest k a run takes. A ranking is kept as int64 [queries, k] for every strategy x
+# retriever, and the metrics read it whole: at 800 queries, 10,000 is 64 MB a ranking, while
+# 3,000,000,000 failed as a MemoryError deep in a search. A prompt holds a few dozen chunks,
+# so a k in the thousands already measures nothing a reader would be handed.
+MAX_K = 10_000
+
+# The analyzers BM25 and LSA read terms with (Settings.analyzer; retrieval/analyzers.py), and
+# "auto": the one that fits the corpus's language. Here, so that a setting is checked before
+# anything that evaluates is imported.
+ANALYZERS = ("char2", "word", "word+stem")
+AUTO_ANALYZER = "auto"
+
 # How gold given as spans may be scored (Settings.coverage).
 COVERAGE_RULES = ("auto", "positional", "text")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import retrieval, strategies
+from .cache import outputs_file
 from .config import Config, known
 from .corpus import load_corpus
 from .errors import ConfigError, InputError, Problem
@@ -26,7 +27,7 @@ from .gate.power import SetPower, coverage_sd, set_power
 from .gate.verdict import Tolerance
 from .model import Corpus, QuerySet
 from .outside import length_function
-from .results import COMPARED, COVERAGE_RULES, Results, Settings
+from .results import ANALYZERS, AUTO_ANALYZER, COMPARED, COVERAGE_RULES, Results, Settings
 from .shard import Shard, measured_seconds, parse
 from .strategies.defaults import default_retrievers
 
@@ -201,6 +202,7 @@ class Session:
             length_function(cfg.length, str(cfg.root))  # imported from the project
         except ConfigError as e:
             raise ConfigError(f"{cfg.where['length']}: {e}") from None
+        known([cfg.analyzer], (AUTO_ANALYZER, *ANALYZERS), cfg.where["analyzer"], "analyzer")
         if cfg.coverage not in COVERAGE_RULES:
             raise ConfigError(f"{cfg.where['coverage']}: coverage {cfg.coverage!r}: one of "
                               f"{', '.join(COVERAGE_RULES)}")
@@ -337,7 +339,7 @@ def read_results(path: str | Path) -> Results:
     if path.is_dir():
         path = path / "results.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(outputs_file(path).decode("utf-8"))
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except OSError as e:

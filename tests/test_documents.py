@@ -137,7 +137,9 @@ def test_the_cache_key_knows_the_document_libraries(tmp_path, monkeypatch):
     inputs, html = [("a.pdf", "0" * 64)], [("a.html", "0" * 64)]
     before, html_before = (sources._cache_key("docs", inputs, (), 1),
                            sources._cache_key("docs", html, (), 1))
-    monkeypatch.setattr(sources, "_library", lambda fmt: None)
+    real = sources.library_version
+    monkeypatch.setattr(sources, "library_version",
+                        lambda dist: None if dist == "pdfplumber" else real(dist))
     assert sources._cache_key("docs", inputs, (), 1) != before
     # corpora without such files keep the keys they had
     assert sources._cache_key("docs", html, (), 1) == html_before

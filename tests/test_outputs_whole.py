@@ -28,7 +28,8 @@ def test_a_full_disk_under_out_leaves_the_previous_outputs_whole(corpus_dir, tmp
     out = tmp_path / "out"
     assert main(["run", "--corpus", str(corpus_dir), *RUN, "--out", str(out)]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert set(before) == {"results.json", "report.md", "report.html", "queries.html"}
+    assert set(before) == {"results.json", "report.md", "report.html", "queries.html",
+                           "chunkeval-manifest.json"}
     capsys.readouterr()
 
     real_fsync, synced = os.fsync, []

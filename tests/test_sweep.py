@@ -205,7 +205,8 @@ def test_holm_adjusts_in_steps_and_the_bootstrap_p_follows_the_difference():
 
 def test_a_sweep_writes_its_three_files_and_its_numbers_are_those_of_run(swept):
     root, data, printed, run = swept
-    assert sorted(p.name for p in (root / "out").iterdir()) == sorted(sweep.FILES)
+    assert sorted(p.name for p in (root / "out").iterdir()) == sorted(
+        [*sweep.FILES, "chunkeval-manifest.json"])
     assert len(data["grid"]) == 8
     ran = {(r["strategy"], r["retriever"]): r for r in run["results"]}
     assert len(data["configurations"]) == 16

@@ -3,8 +3,8 @@ Word (.docx) and reStructuredText files.
 
 Files become documents through the parser of their format (html.py, markdown.py, pdf.py,
 word.py, rst.py). Parsed corpora are cached under cache_root()/corpus, keyed by the parser
-versions, the versions of the document libraries, the inputs' hashes and the boilerplate
-selectors, so a second load reads one file.
+code, the exact versions of the libraries each format is read with, the inputs' hashes and
+the settings, so a second load reads one file.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import dataclasses
 import gzip
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import re
 import stat
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,15 +66,48 @@ def _library(fmt: str) -> str | None:
     installed (or the format needs none: then "")."""
     if fmt not in LIBRARIES:
         return ""
-    import importlib.metadata  # only when a corpus holds such files
-
     module, dist, _ = LIBRARIES[fmt]
     if importlib.util.find_spec(module) is None:
         return None
+    return library_version(dist) or "unknown"
+
+
+# The distributions each format's bytes pass through, all of which can change a parse (a new
+# markdown-it-py reads `<!-- a -- b -->` differently); with "libxml2", the C library lxml was
+# built with and runs on, which a wheel can change while lxml's own version stays.
+PARSER_LIBRARIES = {
+    "html": ("lxml", "libxml2", "beautifulsoup4"),
+    "markdown": ("markdown-it-py", "mdit-py-plugins"),
+    "text": (),
+    "pdf": ("pdfplumber", "pdfminer.six", "pypdfium2"),
+    "word": ("python-docx", "lxml", "libxml2"),
+    "rst": ("docutils",),
+}
+# chunkeval's own code a parse runs: the parsers, the document model and the problem lines
+# that are cached with the documents.
+PARSER_MODULES = ("corpus/*.py", "model.py", "errors.py")
+
+
+def library_version(dist: str) -> str | None:
+    """The exact version of an installed distribution as the running Python finds it (a
+    copy earlier on the path wins, as its import does); None when it is not installed."""
+    import importlib.metadata
+    if dist == "libxml2":
+        try:
+            import lxml.etree
+        except ImportError:
+            return None
+        return ".".join(map(str, lxml.etree.LIBXML_VERSION))
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+        return None
+
+
+def parser_libraries(formats) -> dict[str, str | None]:
+    """The versions of the libraries the `formats` are parsed with (None: not installed)."""
+    names = sorted({d for f in formats for d in PARSER_LIBRARIES.get(f, ())})
+    return {name: library_version(name) for name in names}
 
 
 # --- loading --------------------------------------------------------------------------
@@ -118,6 +153,22 @@ def unpack(data: bytes, where: str, max_bytes: int, gz_name: bool = False
         raise InputError(where, f"{_mb(len(data))}, over the {_mb(max_bytes)} limit on a "
                                 "document; skipped (raise the limit with --max-document-mb)")
     return data, notes
+
+
+def check_archive(data: bytes, where: str, max_bytes: int) -> None:
+    """InputError when a zip (a Word file) would decompress to more than `max_bytes`, known
+    from its directory before any part is inflated. Python's zip reader stops each part at
+    the size the directory gives it (a part that holds more fails its checksum), so these
+    sizes bound what the parser reads. An unreadable zip is left to the parser to report."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            size = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return
+    if size > max_bytes:
+        raise InputError(where, f"decompresses to {_mb(size)}, over the {_mb(max_bytes)} "
+                                "limit on a document; skipped (raise the limit with "
+                                "--max-document-mb)")
 
 
 def _mb(n: int) -> str:
@@ -239,13 +290,17 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
                max_bytes: int) -> str:
-    formats = sorted({format_of(doc_id) or "html" for doc_id, _ in inputs} & set(LIBRARIES))
-    documents = [[PDF_PARSER_VERSION, DOCX_PARSER_VERSION, RST_PARSER_VERSION],
-                 {f: _library(f) for f in formats}] if formats else []
+    """Everything a parse depends on: the inputs' hashes, the settings (boilerplate selectors,
+    size limit), chunkeval's parser code and the exact versions of the libraries the corpus's
+    formats are read with."""
+    formats = sorted({format_of(doc_id) or "html" for doc_id, _ in inputs})
+    documents = [[PDF_PARSER_VERSION, DOCX_PARSER_VERSION, RST_PARSER_VERSION]] \
+        if set(formats) & set(LIBRARIES) else []
     # the parsers' code itself: a checkout edited in place keeps its version numbers
-    code = code_digest(("corpus/*.py", "model.py"))
+    code = code_digest(PARSER_MODULES)
     blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, code, name, sorted(inputs),
-                       sorted(drop), max_bytes] + documents, ensure_ascii=False)
+                       sorted(drop), max_bytes, parser_libraries(formats)] + documents,
+                      ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -334,6 +389,8 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                     data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
                     problems += [(item.doc_id, note, None, "", ()) for note in notes]
                     parse = _parser(item.doc_id)
+                    if parse is parse_docx:  # a zip: bounded before a part is inflated
+                        check_archive(data, item.display, max_bytes)
                     kwargs = {"drop": drop} if parse is parse_html else {}
                     if parse is parse_rst:
                         kwargs = {"project": project,

@@ -348,7 +348,6 @@ def update_file(path: str | Path, records: list[Record], mode: str = "all", *,
         raise ConfigError(f"unknown update mode {mode!r}; one of {', '.join(UPDATE_MODES)}")
     path = Path(path)
     summary = UpdateSummary(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with locked_for(path):
         try:
             baseline = Baseline.load(path)
@@ -408,10 +407,19 @@ def record_noise(path: str | Path, measured: dict[str, tuple[BaselineEntry, dict
     return sorted(measured)
 
 
+@contextlib.contextmanager
 def locked_for(path: Path):
-    """The lock an update of the baseline file `path` holds from its read to its rename."""
-    return locked(path.parent, f"{path}: another run has been updating a baseline here for "
-                               f"{LOCK_TIMEOUT} s; try again when it has finished")
+    """The lock an update of the baseline file `path` holds from its read to its rename. A
+    folder that cannot be written (full, read-only, under a file) is one BaselineError that
+    names it: the file there is kept as it was."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with locked(path.parent, f"{path}: another run has been updating a baseline here for "
+                                 f"{LOCK_TIMEOUT} s; try again when it has finished"):
+            yield
+    except OSError as e:
+        raise BaselineError(f"{path.parent}: the baselines cannot be written there "
+                            f"({e.strerror or e}); {path.name} is kept as it was") from None
 
 
 @contextlib.contextmanager

@@ -23,6 +23,18 @@ from .builders import normalize, query_leaks, sample
 MAX_FILE_MB = 20
 
 
+def _is_id(value) -> bool:
+    """A query id is a non-empty string or a whole number; anything else would be named by
+    its Python text ("{'a': 1}", "True"), an id no other file could match."""
+    return (isinstance(value, str) and value.strip() != "") or (
+        isinstance(value, int) and not isinstance(value, bool))
+
+
+def _json_kind(value) -> str:
+    return {dict: "an object", list: "a list", bool: "true or false", float: "a decimal number",
+            str: "a blank string", type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def _resolve_doc(corpus: Corpus, ref: str) -> tuple[str | None, str | None]:
     """(document id, None) or (None, why not)."""
     ref = ref.strip().replace("\\", "/").removeprefix("./")
@@ -164,6 +176,9 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
             continue
         if len(forms) > 1:
             bad(f"give one gold form, not {' and '.join(forms)}")
+            continue
+        if not _is_id(obj["id"]):
+            bad(f"'id' must be a string or a whole number, not {_json_kind(obj['id'])}")
             continue
         qid, text, ref = str(obj["id"]), obj["query"], obj["doc"]
         if not isinstance(text, str) or not normalize(text):

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..errors import ConfigError, UnknownName
+from ..results import ANALYZERS, AUTO_ANALYZER
 
 if TYPE_CHECKING:  # imported where a matrix is built: a warm run reads its results, builds none
     import scipy.sparse as sp
 
-ANALYZERS = ("char2", "word", "word+stem")
-AUTO = "auto"
+AUTO = AUTO_ANALYZER
 CJK_SHARE = 0.2
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

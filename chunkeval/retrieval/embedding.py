@@ -197,8 +197,8 @@ def _discard(path: Path) -> None:
 
 
 class EmbeddingIndex(Batched):
-    """Cosine ranking of L2-normalised vectors (rounded to 1e-6, so that ties and the
-    last bits of a batched product do not decide an order)."""
+    """Cosine ranking of L2-normalised vectors (rounded by top_k, so that the last bits of a
+    batched product do not decide an order)."""
 
     def __init__(self, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]):
         self.embed = embed
@@ -213,7 +213,7 @@ class EmbeddingIndex(Batched):
         if q.shape[1] != self.vectors.shape[1]:
             raise ContractError(f"query vectors have {q.shape[1]} dimensions, chunk vectors "
                              f"{self.vectors.shape[1]}")
-        return np.round(q @ self.vectors.T, 6)
+        return q @ self.vectors.T
 
 
 def _normalised(v: np.ndarray) -> np.ndarray:

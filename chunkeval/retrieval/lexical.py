@@ -63,7 +63,7 @@ class BM25Index(Batched):
 class LSAIndex(Batched):
     """TF-IDF of the analyzer's terms (at most 60,000: the most frequent in the corpus, ties by
     term order), a truncated SVD (`lsa_components`) fitted on a seeded sample of at most 6,000
-    chunks, vectors L2-normalised, ranked by cosine (float64, rounded to 1e-9). The TF-IDF is
+    chunks, vectors L2-normalised, ranked by cosine (float64). The TF-IDF is
     TfidfVectorizer's defaults (smooth idf, raw counts, L2 rows) applied to the same counts as
     BM25."""
 
@@ -115,10 +115,9 @@ class LSAIndex(Batched):
         q = self.bigrams.counts(queries)
         with threadpool_limits(1, user_api="blas"):
             q = self._embed(self.tfidf.transform(q) if self.tfidf is not None else q)
-            # A matrix product's last bits depend on its shape (the batch size); rounding
-            # them off keeps near-equal chunks in id order whatever the batching.
-            scores = q @ self.vectors.T
-            return np.round(scores, 9, out=scores)
+            # a matrix product's last bits depend on its shape (the batch size) and the
+            # CPU: top_k rounds them off
+            return q @ self.vectors.T
 
 
 
@@ -142,13 +141,20 @@ def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
     a = x.T.tocsr() if chunks < terms else x  # scikit-learn's choice of side ("auto")
     at = x if chunks < terms else x.T.tocsr()
     q = np.random.RandomState(seed).normal(size=(a.shape[1], dims + 10)).astype(x.dtype)
+    # The sparse products are scipy's own loops, the same on every CPU; the dense steps are
+    # LAPACK's, whose kernels differ by CPU. Run in float32, those differences were amplified
+    # by the iterations into cosines that moved by up to 2e-5 between two CPUs' kernels; run
+    # in float64 and rounded back to float32 for the next product, they vanish in the
+    # rounding (cosines within 6e-15, far below what ranking.SCORE_BITS keeps).
     for _iteration in range(5):
-        q, _ = linalg.lu(at @ (a @ q), permute_l=True, check_finite=False)
-    q = _orthonormal(a @ q)
+        q, _ = linalg.lu((at @ (a @ q)).astype(np.float64), permute_l=True, check_finite=False)
+        q = q.astype(x.dtype)
+    q = _orthonormal((a @ q).astype(np.float64))
     u, _, vt = linalg.svd((at @ q).T, full_matrices=False, lapack_driver="gesdd",
                           check_finite=False)
     # a = q @ (q.T @ a) = (q @ u) s vt: the terms' side is q @ u when a is x transposed
-    return (q @ u[:, :dims]).T if chunks < terms else vt[:dims]
+    found = (q @ u[:, :dims]).T if chunks < terms else vt[:dims]
+    return found.astype(x.dtype)  # the type scikit-learn's TruncatedSVD gives
 
 
 def _orthonormal(y: np.ndarray) -> np.ndarray:

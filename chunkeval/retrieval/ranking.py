@@ -1,8 +1,10 @@
 """What every index answers, and the batched top-k ranking they share.
 
 `search(queries, k)` returns an int64 array [len(queries), k] of chunk ids in rank order,
-padded with -1 when there are fewer than k chunks. Equal scores rank the lower chunk id
-first, so a ranking is a pure function of the texts and the queries.
+padded with -1 when there are fewer than k chunks. Scores are rounded to a fixed number of
+significant bits before they are ranked (`rounded`), and equal scores rank the lower chunk id
+(the earlier chunk) first, so a ranking is a pure function of the texts and the queries, the
+same on any CPU.
 """
 
 from __future__ import annotations
@@ -28,6 +30,32 @@ class Index(Protocol):
     def search(self, queries: Sequence[str], k: int) -> np.ndarray: ...
 
 
+# Significant bits a score keeps before ranking, by its type. A score's last bits are the
+# rounding error of the sums it was made of, and those sums run in an order that depends on
+# the CPU's vector width and the BLAS kernel: LSA's cosines (float64) vary by at most 5e-16
+# between two BLAS kernels, a 512-dimensional float32 cosine by up to 5e-7. 30 bits
+# (relative 9.3e-10, about 9 significant digits) are a million times coarser than the first,
+# and two parts' reciprocal-rank sums that differ at depth 100 differ by more; 16 bits (relative
+# 1.5e-5, about 5 digits) are 30 times coarser than the second, and a float32 sum of a few
+# hundred terms is not exact to more. A difference below this is rounding, not retrieval:
+# such chunks tie, and the earlier chunk ranks first. A score near the edge of a step can
+# still land on either side on another CPU, but rarely (docs/reproducibility.md).
+SCORE_BITS = {np.dtype(np.float64): 30, np.dtype(np.float32): 16}
+
+
+def rounded(scores: np.ndarray) -> np.ndarray:
+    """`scores` rounded to SCORE_BITS[dtype] significant bits (a new array). Exact: the mantissa
+    is scaled by a power of two, rounded to an integer and scaled back (no logarithm, whose
+    last bit may itself differ between CPUs). Monotone, so a ranking can only gain ties."""
+    bits = SCORE_BITS.get(scores.dtype)
+    if bits is None:  # integers, or a type of its own: ranked as they are
+        return scores
+    mantissa, exponent = np.frexp(scores)
+    mantissa *= 1 << bits
+    np.round(mantissa, out=mantissa)
+    return np.ldexp(mantissa, exponent - bits, out=mantissa)
+
+
 def batches(n_queries: int, n_chunks: int):
     size = max(1, min(_MAX_BATCH, _BATCH_CELLS // max(n_chunks, 1)))
     for lo in range(0, n_queries, size):
@@ -35,7 +63,8 @@ def batches(n_queries: int, n_chunks: int):
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Row-wise ids of the k highest scores, best first, lower id first among equals."""
+    """Row-wise ids of the k highest scores (rounded: `rounded`), best first, lower id
+    first among equals."""
     n_rows, n = scores.shape
     step = max(1, _TOP_CELLS // max(n, 1))
     if n_rows > step:  # each row on its own: the same ids, a few rows at a time
@@ -44,6 +73,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     take = min(k, n)
     if take == 0 or n_rows == 0:
         return out
+    scores = rounded(scores)
     if take < n:
         part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
         kth = scores[np.arange(n_rows)[:, None], part].min(axis=1)[:, None]
