@@ -1,0 +1,242 @@
+"""The gate on a living corpus: a team's repository, made here with git, whose documents
+change on a branch. Plain pytest passes a docs-only change without re-baselining, gates a
+docs-and-splitter change against the baseline's commit, and `--chunkeval-base main` gates
+the branch's code against main's on the branch's documents.
+
+The current side runs in this process (pytester); the base side is a child process, as it
+always is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import scipy.sparse  # noqa: F401  (imported once: an in-process run must not import it again)
+
+import chunkeval.corpus  # noqa: F401
+import chunkeval.evaluate  # noqa: F401
+from chunkeval import strategies
+from chunkeval.errors import EXIT_NOT_COMPARED, BaselineError
+from chunkeval.gate import base
+
+from helpers import corpus_pages
+
+pytest_plugins = ["pytester"]
+
+TEAM = '''\
+"""The team's splitter: whole blocks packed into chunks of at most SIZE characters."""
+from chunkeval.model import Chunk
+
+SIZE = {size}
+
+
+def pack(doc):
+    chunks, start, end = [], None, None
+    for b in doc.blocks:
+        if start is not None and b.end - start > SIZE:
+            chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
+            start = None
+        if start is None:
+            start = b.start
+        end = b.end
+    if start is not None:
+        chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
+    return chunks
+'''
+
+PYPROJECT = '''\
+[tool.chunkeval]
+corpus = "docs"
+query_sets = ["section-titles"]
+splitters = ["team:pack"]
+reference = []
+retrievers = ["bm25"]
+k = 1
+invariant_examples = 0
+'''
+
+
+def questions(docs: Path) -> list[str]:
+    """A question a section, its title's words swapped, answered by its first paragraph."""
+    lines = []
+    for page in sorted(docs.glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        for i, (a, b, para) in enumerate(re.findall(r"<h[23]>(\w+) (\w+)</h[23]>\n<p>(.{80})",
+                                                    text)):
+            lines.append(json.dumps({"id": f"{page.stem}-{i}", "query": f"{b} {a.lower()}",
+                                     "doc": page.name, "answer": para}) + "\n")
+    return lines
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def write_team(root: Path, size: int) -> None:
+    (root / "team.py").write_text(TEAM.format(size=size), encoding="utf-8")
+    sys.modules.pop("team", None)
+
+
+@pytest.fixture
+def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+         tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
+    """main: 40 pages, their questions, the team's splitter (size 800), and its baselines."""
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # team.py is rewritten within a second
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    for name in ("CI", "PYTEST_ADDOPTS", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    root = pytester.path
+    docs = root / "docs"
+    docs.mkdir()
+    for name, text in corpus_pages().items():
+        (docs / name).write_text(text, encoding="utf-8")
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    write_team(root, 800)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "team@example.org")
+    git(root, "config", "user.name", "team")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "docs and splitter")
+    registered = set(strategies.names())
+    assert gate(pytester, "--update-baselines").ret == 0
+    git(root, "add", "baselines")
+    git(root, "commit", "-qm", "baselines")
+    yield pytester
+    for name in set(strategies.names()) - registered:
+        strategies.unregister(name)
+
+
+def gate(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    sys.modules.pop("team", None)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-rf",
+                                        "-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+
+
+def edit_docs(root: Path) -> None:
+    """On a branch: a sentence added to one page, a page added, a page removed."""
+    git(root, "checkout", "-qb", "docs-week")
+    page = root / "docs" / "page03.html"
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", "<p>One more sentence about nothing in particular.</p>\n</body>"),
+        encoding="utf-8")
+    (root / "docs" / "page40.html").write_text(corpus_pages(41, seed=9)["page40.html"],
+                                               encoding="utf-8")
+    (root / "docs" / "page39.html").unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a week of docs")
+
+
+def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the_base(repo):
+    root = repo.path
+    recorded = json.loads((root / "baselines" / "docs.json").read_text(encoding="utf-8"))
+    main = git(root, "rev-parse", "main")
+    assert recorded["commit"] == git(root, "rev-parse", "main~1")  # where it was measured
+    assert len(recorded["documents"]) == 40
+    edit_docs(root)
+
+    docs_only = gate(repo)
+    out = docs_only.stdout.str()
+    assert docs_only.ret == 0, out
+    assert re.search(r"^corpus changed in 3 of 41 documents; chunking unchanged on the other "
+                     r"38; numbers now: pack bm25 section-titles recall_at_k [\d.]+ \(recorded "
+                     r"[\d.]+\), budget_recall [\d.]+ \(recorded [\d.]+\); re-baseline when "
+                     r"convenient$", out, re.M), out
+
+    write_team(root, 266)  # the splitter's size cut to a third, with the same edits
+    worse = gate(repo)
+    out = worse.stdout.str()
+    assert worse.ret == 1, out
+    assert (f"strategy 'pack', retriever 'bm25', query set 'section-titles' regressed against the "
+            f"baseline's commit {recorded['commit'][:7]}") in out
+    assert re.search(rf"^against the baseline's commit {recorded['commit'][:7]}, on this "
+                     r"branch's 40 documents and \d+ questions$", out, re.M), out
+
+    against_main = gate(repo, "--chunkeval-base", "main")
+    out = against_main.stdout.str()
+    assert against_main.ret == 1, out
+    assert f"strategy 'pack', retriever 'bm25', query set 'section-titles' regressed against " \
+           f"main at {main[:7]}" in out
+    assert re.search(rf"^against main at {main[:7]}, on this branch's 40 documents", out, re.M)
+
+    write_team(root, 780)  # a harmless change
+    harmless = gate(repo, "--chunkeval-base", "main")
+    assert harmless.ret == 0, harmless.stdout.str()
+
+
+def test_questions_on_one_side_only_are_counted_not_compared(repo):
+    root = repo.path
+    lines = questions(root / "docs")
+    (root / "questions.jsonl").write_text("".join(lines), encoding="utf-8")
+    (root / "pyproject.toml").write_text(PYPROJECT.replace('"section-titles"',
+                                                           '"questions.jsonl"'),
+                                         encoding="utf-8")
+    assert gate(repo, "--update-baselines").ret == 0
+    extra = json.loads(lines[0]) | {"id": "extra"}
+    (root / "questions.jsonl").write_text("".join(lines[2:]) + json.dumps(extra) + "\n",
+                                          encoding="utf-8")
+    result = gate(repo)
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert (f"pack bm25 questions: compared on the {len(lines) - 2} questions both sides have "
+            "(1 only now, 2 only on the other side)") in out
+
+
+def test_a_new_splitter_is_reported_new_and_an_old_one_failing_names_the_revision(repo):
+    root = repo.path
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    (root / "pyproject.toml").write_text(text.replace('reference = []',
+                                                      'reference = ["fixed-400"]'),
+                                         encoding="utf-8")
+    result = gate(repo, "--chunkeval-base", "main")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert re.search(r"^new since main at \w{7} \(not gated\): fixed-400$", out, re.M), out
+
+    (root / "team.py").write_text("def pack(doc):\n    raise ValueError('broken')\n")
+    git(root, "commit", "-qam", "broken splitter")
+    write_team(root, 800)
+    result = gate(repo, "--chunkeval-base", "HEAD")
+    out = result.stdout.str()
+    assert result.ret == EXIT_NOT_COMPARED, out
+    assert re.search(r"at HEAD at \w{7} it failed, so there is nothing to compare with: "
+                     r"strategy 'pack' failed on page\d\d\.html: split\(\) raised ValueError",
+                     out), out
+
+
+def test_base_revision_errors_are_one_line(repo, tmp_path):
+    with pytest.raises(BaselineError, match=r"not a git repository"):
+        base.resolve(tmp_path, "main")
+    with pytest.raises(BaselineError, match=r"base revision 'nope': unknown in .*; a shallow"):
+        base.resolve(repo.path, "nope")
+    git(repo.path, "checkout", "-qb", "feature")
+    git(repo.path, "commit", "-q", "--allow-empty", "-m", "on a branch")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature",
+        f"file://{repo.path}", str(shallow))
+    with pytest.raises(BaselineError) as e:
+        base.resolve(shallow, "main")
+    assert str(e.value) == (
+        f"base revision 'main': unknown in {shallow} (a shallow clone); a shallow CI checkout "
+        "needs the base fetched: `fetch-depth: 0` on actions/checkout in GitHub Actions, or "
+        "`git fetch origin main`")
+    usage = gate(repo, "--chunkeval-base", "no-such-branch")
+    assert usage.ret == pytest.ExitCode.USAGE_ERROR
+    assert "chunkeval: base revision 'no-such-branch': unknown in" in usage.stderr.str()
+    # the revision's configuration names a module it does not have; this side's is fine
+    (repo.path / "pyproject.toml").write_text(PYPROJECT.replace("team:pack", "gone:pack"),
+                                              encoding="utf-8")
+    git(repo.path, "commit", "-qam", "names a module that is not there")
+    (repo.path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    missing = gate(repo, "--chunkeval-base", "HEAD")
+    out = missing.stdout.str()
+    assert missing.ret == EXIT_NOT_COMPARED, out
+    line = next(x for x in out.splitlines() if x.startswith("chunkeval: base revision HEAD"))
+    assert "gone" in line, line
