@@ -20,7 +20,7 @@ import scipy.sparse  # noqa: F401  (imported once: an in-process run must not im
 
 import chunkeval.corpus  # noqa: F401
 import chunkeval.evaluate  # noqa: F401
-from chunkeval import strategies
+from chunkeval import cli, strategies
 from chunkeval.errors import EXIT_NOT_COMPARED, BaselineError
 from chunkeval.gate import base
 
@@ -134,7 +134,8 @@ def edit_docs(root: Path) -> None:
     git(root, "commit", "-qm", "a week of docs")
 
 
-def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the_base(repo):
+def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the_base(
+        repo, capsys):
     root = repo.path
     recorded = json.loads((root / "baselines" / "docs.json").read_text(encoding="utf-8"))
     main = git(root, "rev-parse", "main")
@@ -165,6 +166,11 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     assert f"strategy 'pack', retriever 'bm25', query set 'section-titles' regressed against " \
            f"main at {main[:7]}" in out
     assert re.search(rf"^against main at {main[:7]}, on this branch's 40 documents", out, re.M)
+    sys.modules.pop("team", None)
+    assert cli.main(["compare", "--base", "main"]) == 1  # the same gate, from the command line
+    said = capsys.readouterr().out
+    assert re.search(rf"^against main at {main[:7]}, on this branch's 40 documents", said, re.M)
+    assert re.search(r"^pack +bm25 +section-titles .* regressed \(recall_at_k\)$", said, re.M)
 
     write_team(root, 780)  # a harmless change
     harmless = gate(repo, "--chunkeval-base", "main")
