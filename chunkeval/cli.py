@@ -826,6 +826,7 @@ def _compare_base(session: Session, revision: str) -> int:
     finally:
         run.close()
     rows, new, failures = [], set(), 0
+    whose = "this branch's" if head(session.config.root) else "this run's"
     for spec in session.query_specs():
         qs = session.query_set(spec)
         if not session.power(spec).gates:
@@ -852,10 +853,9 @@ def _compare_base(session: Session, revision: str) -> int:
                 rows.append({"strategy": s, "retriever": r, "query_set": qs.name,
                              "verdicts": [o.to_json() for o in outcomes],
                              "against": side.label, "documents": len(session.corpus),
-                             "questions": len(qs)})
+                             "questions": len(qs), "whose": whose})
     if rows:
-        whose = "this branch's" if head(session.config.root) else "this run's"
-        print(compared_line(rows, whose))
+        print(compared_line(rows))
         print(format_summary(rows, session.config.alpha))
     if new:
         print(f"new since {side.label} (not gated): {', '.join(sorted(new))}")

@@ -28,6 +28,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,13 @@ class State:
         if self._baseline is None:
             self._baseline = Baseline.load(self.session.baseline_path)
         return self._baseline
+
+    @cached_property
+    def whose(self) -> str:
+        """Whose documents and questions a summary says were measured."""
+        from .gate.base import head
+
+        return "this branch's" if head(self.session.config.root) else "this run's"
 
     def start_base(self, revision: str):
         """The base revision's run, started in a child process on first call."""
@@ -630,7 +638,7 @@ class Checker:
             self._emit(row)
             return
         against = self._against(qs, case)
-        row |= against.describe(len(session.corpus), len(qs))
+        row |= against.describe(len(session.corpus), len(qs)) | {"whose": self.state.whose}
         what = f"strategy {case.strategy!r}, retriever {case.retriever!r}, query set {qs.name!r}"
         if case.strategy in against.failed:
             self._not_compared(f"{what}: at {against.label} it failed, so there is nothing to "
@@ -868,12 +876,10 @@ class Summary:
         """What was compared with what, first; then what the comparison could not judge:
         strategies new or removed at the base, numbers on a changed corpus, questions on one
         side only."""
-        from .gate.base import head
         from .report.comparison import compared_line
 
         if compared_line(self.rows):
-            whose = "this branch's" if head(self.state.session.config.root) else "this run's"
-            tr.write_line(compared_line(self.rows, whose))
+            tr.write_line(compared_line(self.rows))
         new = sorted({r["strategy"] for r in self.rows if r.get("new")})
         for against in dict.fromkeys(r["against"] for r in self.rows if r.get("new")):
             tr.write_line(f"new since {against} (not gated): {', '.join(new)}")

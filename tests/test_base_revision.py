@@ -246,3 +246,29 @@ def test_base_revision_errors_are_one_line(repo, tmp_path):
     assert missing.ret == EXIT_NOT_COMPARED, out
     line = next(x for x in out.splitlines() if x.startswith("chunkeval: base revision HEAD"))
     assert "gone" in line, line
+
+
+def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_saying_what_to_run(
+        repo, monkeypatch):
+    root = repo.path
+    path = root / "baselines" / "docs.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["commit"] = "0" * 40  # a commit this repository does not have
+    path.write_text(json.dumps(data), encoding="utf-8")
+    edit_docs(root)
+    write_team(root, 266)
+    summary = root / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = gate(repo)
+    out = result.stdout.str()
+    assert result.ret == EXIT_NOT_COMPARED, out
+    assert ("baselines/docs.json: the corpus changed in 3 of 41 documents and strategy 'pack' "
+            "now chunks the unchanged ones differently, so the recorded numbers are not "
+            "comparable, and its commit 0000000 is not in this repository: gate against the "
+            "base branch with `pytest --chunkeval-base REV` (e.g. origin/main)") in out
+    main = git(root, "rev-parse", "main")[:7]
+    against = gate(repo, "--chunkeval-base", "main")
+    assert against.ret == 1
+    text = summary.read_text(encoding="utf-8")
+    assert re.search(rf"^## chunkeval: 1 of 1 cases regressed\n\nAgainst main at {main}, on "
+                     r"this branch's 40 documents and \d+ questions\.$", text, re.M), text

@@ -84,8 +84,8 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
     title = (f"{len(regressed)} of {len(cases)} cases regressed" if regressed
              else f"all {len(cases)} gated cases pass")
     lines += [f"## chunkeval: {title}", ""]
-    if compared_line(rows):
-        lines += [compared_line(rows)[0].upper() + compared_line(rows)[1:] + ".", ""]
+    if (compared := compared_line(rows)):
+        lines += [compared[:1].upper() + compared[1:] + ".", ""]
     if corpora:
         lines += [f"Corpus {', '.join(corpora)}.", ""]
     head = ["| verdict | strategy | retriever | query set | metric | baseline | now | diff | "
@@ -129,12 +129,13 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def compared_line(rows: list[dict], whose: str = "this run's") -> str:
+def compared_line(rows: list[dict]) -> str:
     """What was compared with what, the line a summary leads with: "against main at 1a2b3c4,
     on this branch's 79 documents and 254 questions" (empty when nothing was compared)."""
     against = list(dict.fromkeys(r["against"] for r in rows if "against" in r))
     if not against:
         return ""
+    whose = next(r.get("whose", "this run's") for r in rows if "against" in r)
     documents = max(r.get("documents", 0) for r in rows if "against" in r)
     questions = {r["query_set"]: r.get("questions", 0) for r in rows if "against" in r}
     return (f"against {' and '.join(against)}, on {whose} {documents} documents and "
