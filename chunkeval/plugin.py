@@ -571,14 +571,14 @@ class Checker:
             # recorded before documents were fingerprinted: the old refusal
             baseline.check_comparable(session.corpus_record, session.settings.to_json(),
                                       qs.name, qs.fingerprint)
-        changed, total = documents_changed(then, session.corpus.document_fingerprints)
+        changed, total, how = documents_changed(then, session.corpus.document_fingerprints)
         view_now = qs.view.document_fingerprints
         kept = [d for d, f in view_now.items() if view_then.get(d) == f]
         now = document_hashes(session.evaluation.chunked(case.strategy, case.query_set))
         if all(entry.documents.get(d) == now.get(d) for d in kept):
             return Against(baseline, _label(baseline), info=(
-                f"corpus changed in {changed} of {total} documents; chunking unchanged on the "
-                f"other {total - changed}"))
+                f"corpus changed in {changed} of {total} documents ({how}); chunking unchanged "
+                f"on the other {total - changed}"))
         from .gate.base import has_commit
 
         commit, root = baseline.commit, session.config.root
@@ -770,10 +770,13 @@ def _label(baseline: Baseline) -> str:
         return f"baseline {baseline.path}"
 
 
-def documents_changed(then: dict[str, str], now: dict[str, str]) -> tuple[int, int]:
-    """How many documents were added, removed or edited, of how many in all."""
+def documents_changed(then: dict[str, str], now: dict[str, str]) -> tuple[int, int, str]:
+    """How many documents were added, removed or edited, of how many in all, and how."""
     names = then.keys() | now.keys()
-    return sum(then.get(d) != now.get(d) for d in names), len(names)
+    count = Counter("added" if d not in then else "removed" if d not in now else "edited"
+                    for d in names if then.get(d) != now.get(d))
+    how = ", ".join(f"{count[k]} {k}" for k in ("edited", "added", "removed") if count[k])
+    return sum(count.values()), len(names), how
 
 
 # -- the controller's side: collect rows, write baselines, print the summary --------------------
@@ -895,13 +898,12 @@ class Summary:
                               f"{r['paired']}")
         info = [r for r in self.rows if "info" in r]
         for line in dict.fromkeys(r["info"] for r in info):
-            numbers = "; ".join(
-                f"{r['strategy']} {r['retriever']} {r['query_set']} "
-                + ", ".join(f"{m} {r['metrics'][m] * 100:.1f} (recorded "
-                            f"{r['recorded'][m] * 100:.1f})"
-                            for m in ("recall_at_k", "budget_recall") if m in r["recorded"])
-                for r in info if r["info"] == line)
-            tr.write_line(f"{line}; numbers now: {numbers}; re-baseline when convenient")
+            tr.write_line(f"{line}; re-baseline when convenient; numbers now, as information:")
+            for r in (r for r in info if r["info"] == line):
+                numbers = ", ".join(f"{m} {r['metrics'][m] * 100:.1f} (recorded "
+                                    f"{r['recorded'][m] * 100:.1f})"
+                                    for m in ("recall_at_k", "budget_recall") if m in r["recorded"])
+                tr.write_line(f"  {r['strategy']} {r['retriever']} {r['query_set']}: {numbers}")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
