@@ -579,10 +579,10 @@ class Checker:
             return Against(baseline, _label(baseline), info=(
                 f"corpus changed in {changed} of {total} documents ({how}); chunking unchanged "
                 f"on the other {total - changed}"))
-        from .gate.base import has_commit
+        from .gate.base import committed_with, has_commit
 
-        commit, root = baseline.commit, session.config.root
-        if commit and has_commit(root, commit):
+        commit = committed_with(baseline.path) or baseline.commit
+        if commit and has_commit(session.config.root, commit):
             return self._base_side(commit, qs, f"the baseline's commit {commit[:7]}")
         why = (f"its commit {commit[:7]} is not in this repository" if commit
                else "the baseline records no commit to measure that code at")

@@ -156,9 +156,10 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     worse = gate(repo)
     out = worse.stdout.str()
     assert worse.ret == 1, out
+    # the commit the baseline file was committed in: the code that made it
     assert (f"strategy 'pack', retriever 'bm25', query set 'section-titles' regressed against the "
-            f"baseline's commit {recorded['commit'][:7]}") in out
-    assert re.search(rf"^against the baseline's commit {recorded['commit'][:7]}, on this "
+            f"baseline's commit {main[:7]}") in out
+    assert re.search(rf"^against the baseline's commit {main[:7]}, on this "
                      r"branch's 40 documents and \d+ questions$", out, re.M), out
 
     against_main = gate(repo, "--chunkeval-base", "main")
@@ -252,11 +253,11 @@ def test_base_revision_errors_are_one_line(repo, tmp_path):
 def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_saying_what_to_run(
         repo, monkeypatch):
     root = repo.path
+    edit_docs(root)
     path = root / "baselines" / "docs.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data["commit"] = "0" * 40  # a commit this repository does not have
-    path.write_text(json.dumps(data), encoding="utf-8")
-    edit_docs(root)
+    path.write_text(json.dumps(data), encoding="utf-8")  # and the file is not as committed
     write_team(root, 266)
     summary = root / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))

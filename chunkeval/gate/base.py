@@ -90,6 +90,20 @@ def head(root: Path) -> str | None:
     return found.stdout.decode().strip() or None if found.returncode == 0 else None
 
 
+def committed_with(path: Path) -> str | None:
+    """The commit that last changed the file at `path`, when the file is committed as it is
+    now: a baseline committed together with the code that made it names that code better
+    than the commit checked out when it was recorded (which lacks uncommitted changes)."""
+    path = Path(path).resolve()
+    try:
+        same = _git(path.parent, "diff", "--quiet", "HEAD", "--", path.name)
+        found = _git(path.parent, "log", "-1", "--format=%H", "--", path.name)
+    except BaselineError:
+        return None
+    commit = found.stdout.decode().strip()
+    return commit if same.returncode == 0 and found.returncode == 0 and commit else None
+
+
 def has_commit(root: Path, commit: str) -> bool:
     try:
         return _git(root, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
