@@ -1,7 +1,7 @@
 """The gate on a living corpus, on a real docs folder: a git repository made from it, a week
 of real edits on a branch, and what each gate prints.
 
-    # the repository: DOCS copied in, the team's block-packing splitter (800 characters),
+    # the repository: DOCS copied in, the block-packing splitter `chunkeval init --example-splitter` writes (800 characters),
     # section-titles with bm25, lsa and hybrid, baselines recorded and committed on main
     python bench/base_revision.py setup PROJECT --docs DOCS
 
@@ -28,36 +28,24 @@ import sys
 import time
 from pathlib import Path
 
-TEAM = '''"""The team's splitter: whole blocks packed into chunks of at most SIZE characters."""
-from chunkeval.model import Chunk
-
-SIZE = {size}
-
-
-def pack(doc):
-    chunks, start, end = [], None, None
-    for b in doc.blocks:
-        if start is not None and b.end - start > SIZE:
-            chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
-            start = None
-        if start is None:
-            start = b.start
-        end = b.end
-    if start is not None:
-        chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
-    return chunks
-'''
-
 PYPROJECT = '''[tool.chunkeval]
 corpus = "docs"
 query_sets = ["section-titles"]
-splitters = ["team:pack"]
+splitters = ["team:split"]
 retrievers = ["bm25", "lsa", "hybrid"]
 '''
 
 # What the steps print of a run: the summary's lines that say what was compared and decided.
 SHOWN = re.compile(r"^(against |corpus changed|new since|removed since|FAILED|.*regressed|"
                    r"\d+ (passed|failed)|=+ .*(passed|failed).* =+$)")
+
+
+def write_team(project: Path, size: int) -> None:
+    """The splitter `chunkeval init --example-splitter` writes, packing blocks up to SIZE."""
+    from chunkeval.cli import EXAMPLE_SPLITTER
+
+    (project / "team.py").write_text(EXAMPLE_SPLITTER.replace("SIZE = 800", f"SIZE = {size}"),
+                                     encoding="utf-8")
 
 
 def sh(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -81,7 +69,7 @@ def pytest(cwd: Path, *args: str) -> tuple[int, float, list[str]]:
 def setup(project: Path, docs: Path) -> None:
     project.mkdir(parents=True)
     shutil.copytree(docs, project / "docs")
-    (project / "team.py").write_text(TEAM.format(size=800), encoding="utf-8")
+    write_team(project, 800)
     (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     git(project, "init", "-q", "-b", "main")
     git(project, "add", ".")
@@ -116,10 +104,10 @@ def steps(project: Path, added: Path) -> None:
           f"{removed.relative_to(project)}")
     commit("a week of docs")
     show("docs only, plain pytest")
-    (project / "team.py").write_text(TEAM.format(size=266), encoding="utf-8")
+    write_team(project, 266)
     show("and the splitter's size cut to a third, plain pytest")
     show("the same, pytest --chunkeval-base main", "--chunkeval-base", "main")
-    (project / "team.py").write_text(TEAM.format(size=780), encoding="utf-8")
+    write_team(project, 780)
     show("a harmless 800 -> 780 instead, pytest --chunkeval-base main",
          "--chunkeval-base", "main")
     commit("splitter 780")

@@ -28,32 +28,11 @@ from helpers import corpus_pages
 
 pytest_plugins = ["pytester"]
 
-TEAM = '''\
-"""The team's splitter: whole blocks packed into chunks of at most SIZE characters."""
-from chunkeval.model import Chunk
-
-SIZE = {size}
-
-
-def pack(doc):
-    chunks, start, end = [], None, None
-    for b in doc.blocks:
-        if start is not None and b.end - start > SIZE:
-            chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
-            start = None
-        if start is None:
-            start = b.start
-        end = b.end
-    if start is not None:
-        chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
-    return chunks
-'''
-
 PYPROJECT = '''\
 [tool.chunkeval]
 corpus = "docs"
 query_sets = ["section-titles"]
-splitters = ["team:pack"]
+splitters = ["team:split"]
 reference = []
 retrievers = ["bm25"]
 k = 1
@@ -80,7 +59,9 @@ def git(root: Path, *args: str) -> str:
 
 
 def write_team(root: Path, size: int) -> None:
-    (root / "team.py").write_text(TEAM.format(size=size), encoding="utf-8")
+    """The splitter `chunkeval init --example-splitter` writes, packing blocks up to SIZE."""
+    (root / "team.py").write_text(cli.EXAMPLE_SPLITTER.replace("SIZE = 800", f"SIZE = {size}"),
+                                  encoding="utf-8")
     sys.modules.pop("team", None)
 
 
@@ -148,7 +129,7 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     assert docs_only.ret == 0, out
     assert re.search(r"^corpus changed in 3 of 41 documents \(1 edited, 1 added, 1 removed\); "
                      r"chunking unchanged on the other 38; re-baseline when convenient; numbers "
-                     r"now, as information:\n  pack bm25 section-titles: recall_at_k [\d.]+ "
+                     r"now, as information:\n  split bm25 section-titles: recall_at_k [\d.]+ "
                      r"\(recorded [\d.]+\), budget_recall [\d.]+ \(recorded [\d.]+\)$", out,
                      re.M), out
 
@@ -157,7 +138,7 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     out = worse.stdout.str()
     assert worse.ret == 1, out
     # the commit the baseline file was committed in: the code that made it
-    assert (f"strategy 'pack', retriever 'bm25', query set 'section-titles' regressed against the "
+    assert (f"strategy 'split', retriever 'bm25', query set 'section-titles' regressed against the "
             f"baseline's commit {main[:7]}") in out
     assert re.search(rf"^against the baseline's commit {main[:7]}, on this "
                      r"branch's 40 documents and \d+ questions$", out, re.M), out
@@ -165,14 +146,14 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     against_main = gate(repo, "--chunkeval-base", "main")
     out = against_main.stdout.str()
     assert against_main.ret == 1, out
-    assert f"strategy 'pack', retriever 'bm25', query set 'section-titles' regressed against " \
+    assert f"strategy 'split', retriever 'bm25', query set 'section-titles' regressed against " \
            f"main at {main[:7]}" in out
     assert re.search(rf"^against main at {main[:7]}, on this branch's 40 documents", out, re.M)
     sys.modules.pop("team", None)
     assert cli.main(["compare", "--base", "main"]) == 1  # the same gate, from the command line
     said = capsys.readouterr().out
     assert re.search(rf"^against main at {main[:7]}, on this branch's 40 documents", said, re.M)
-    assert re.search(r"^pack +bm25 +section-titles .* regressed \(recall_at_k\)$", said, re.M)
+    assert re.search(r"^split +bm25 +section-titles .* regressed \(recall_at_k\)$", said, re.M)
 
     write_team(root, 780)  # a harmless change
     harmless = gate(repo, "--chunkeval-base", "main")
@@ -193,7 +174,7 @@ def test_questions_on_one_side_only_are_counted_not_compared(repo):
     result = gate(repo)
     out = result.stdout.str()
     assert result.ret == 0, out
-    assert (f"pack bm25 questions: compared on the {len(lines) - 2} questions both sides have "
+    assert (f"split bm25 questions: compared on the {len(lines) - 2} questions both sides have "
             "(1 only now, 2 only on the other side)") in out
 
 
@@ -208,14 +189,14 @@ def test_a_new_splitter_is_reported_new_and_an_old_one_failing_names_the_revisio
     assert result.ret == 0, out
     assert re.search(r"^new since main at \w{7} \(not gated\): fixed-400$", out, re.M), out
 
-    (root / "team.py").write_text("def pack(doc):\n    raise ValueError('broken')\n")
+    (root / "team.py").write_text("def split(doc):\n    raise ValueError('broken')\n")
     git(root, "commit", "-qam", "broken splitter")
     write_team(root, 800)
     result = gate(repo, "--chunkeval-base", "HEAD")
     out = result.stdout.str()
     assert result.ret == EXIT_NOT_COMPARED, out
     assert re.search(r"at HEAD at \w{7} it failed, so there is nothing to compare with: "
-                     r"strategy 'pack' failed on page\d\d\.html: split\(\) raised ValueError",
+                     r"strategy 'split' failed on page\d\d\.html: split\(\) raised ValueError",
                      out), out
 
 
@@ -239,15 +220,17 @@ def test_base_revision_errors_are_one_line(repo, tmp_path):
     assert usage.ret == pytest.ExitCode.USAGE_ERROR
     assert "chunkeval: base revision 'no-such-branch': unknown in" in usage.stderr.str()
     # the revision's configuration names a module it does not have; this side's is fine
-    (repo.path / "pyproject.toml").write_text(PYPROJECT.replace("team:pack", "gone:pack"),
+    (repo.path / "pyproject.toml").write_text(PYPROJECT.replace("team:split", "gone:split"),
                                               encoding="utf-8")
     git(repo.path, "commit", "-qam", "names a module that is not there")
     (repo.path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     missing = gate(repo, "--chunkeval-base", "HEAD")
     out = missing.stdout.str()
     assert missing.ret == EXIT_NOT_COMPARED, out
-    line = next(x for x in out.splitlines() if x.startswith("chunkeval: base revision HEAD"))
-    assert "gone" in line, line
+    said = [x for x in out.splitlines() if x.startswith("chunkeval: base revision HEAD")]
+    assert len(said) == 2 and said[0] == said[1], out  # the recall and the cut-rate item
+    assert said[0].endswith(": pyproject.toml [tool.chunkeval] splitters: splitter "
+                            "'gone:split': cannot import 'gone' (No module named 'gone')")
 
 
 def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_saying_what_to_run(
@@ -264,7 +247,7 @@ def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_sayin
     result = gate(repo)
     out = result.stdout.str()
     assert result.ret == EXIT_NOT_COMPARED, out
-    assert ("baselines/docs.json: the corpus changed in 3 of 41 documents and strategy 'pack' "
+    assert ("baselines/docs.json: the corpus changed in 3 of 41 documents and strategy 'split' "
             "now chunks the unchanged ones differently, so the recorded numbers are not "
             "comparable, and its commit 0000000 is not in this repository: gate against the "
             "base branch with `pytest --chunkeval-base REV` (e.g. origin/main)") in out

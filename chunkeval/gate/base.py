@@ -146,6 +146,7 @@ class BaseRun:
         self.revision = resolve(root, name)
         self._folder = Path(tempfile.mkdtemp(prefix="chunkeval-base-"))
         self._side: BaseSide | None = None
+        self._error: BaselineError | None = None
         try:
             checkout(self.revision, self._folder / "tree")
             at = self._folder / "tree" / Path(root).resolve().relative_to(
@@ -166,6 +167,8 @@ class BaseRun:
     def side(self) -> BaseSide:
         """The base side's entries, once the child has finished; BaselineError naming the
         revision when it could not measure at all."""
+        if self._error is not None:
+            raise self._error
         if self._side is None:
             try:
                 _, err = self._proc.communicate()
@@ -176,7 +179,10 @@ class BaseRun:
             if "error" in data or "entries" not in data:
                 said = data.get("error") or err.decode(errors="replace").strip().splitlines()
                 said = said if isinstance(said, str) else (said[-1] if said else "no output")
-                raise BaselineError(f"base revision {self.revision.label}: {said}")
+                # the revision's files as the user knows them, not as unpacked here
+                said = said.replace(str(self._folder / "tree") + os.sep, "")
+                self._error = BaselineError(f"base revision {self.revision.label}: {said}")
+                raise self._error
             baseline = Baseline(Path(self.revision.label), {
                 "schema": 1, "corpus": {}, "settings": {},
                 "query_sets": {n: {"fingerprint": f, "keys": k}
@@ -189,7 +195,7 @@ class BaseRun:
         return self._side
 
     def close(self) -> None:
-        if self._side is None and self._proc.poll() is None:
+        if self._proc.poll() is None:
             self._proc.kill()
             self._proc.wait()
         shutil.rmtree(self._folder, ignore_errors=True)
