@@ -1,8 +1,9 @@
 """The gate on a living corpus, on a real docs folder: a git repository made from it, a week
 of real edits on a branch, and what each gate prints.
 
-    # the repository: DOCS copied in, the block-packing splitter `chunkeval init --example-splitter` writes (800 characters),
-    # section-titles with bm25, lsa and hybrid, baselines recorded and committed on main
+    # the repository: DOCS copied in, the block-packing splitter that `chunkeval init
+    # --example-splitter` writes (800 characters), section-titles with bm25, lsa and hybrid,
+    # baselines recorded and committed on main
     python bench/base_revision.py setup PROJECT --docs DOCS
 
     # on a branch: one page gets a paragraph, one page is added (--add FILE), one removed;

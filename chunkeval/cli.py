@@ -839,7 +839,8 @@ def _compare_base(session: Session, revision: str) -> int:
                 continue
             for r in session.plan[s]:
                 entry = side.baseline.entry(s, r, qs.name)
-                if entry is None:
+                same = baselines.key(s, r, qs.name) in side.same
+                if entry is None and not same:
                     new.add(s)
                     continue
                 try:
@@ -848,6 +849,8 @@ def _compare_base(session: Session, revision: str) -> int:
                     print(f"chunkeval: failed: {e}", file=sys.stderr)
                     failures += 1
                     continue
+                if same:  # chunkeval's own code on both sides: one result
+                    entry = BaselineEntry.from_result(result, evaluation.settings.complete_at)
                 outcomes = decide(result, entry, evaluation.settings.complete_at,
                                   session.tolerance_for(s))
                 rows.append({"strategy": s, "retriever": r, "query_set": qs.name,

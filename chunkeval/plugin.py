@@ -39,7 +39,8 @@ from .cache import atomic_write
 from .config import SETTINGS
 from .errors import EXIT_NOT_COMPARED, BaselineError, ChunkevalError, StrategyFailed
 from .gate import diffs
-from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
+from .gate.baselines import (UPDATE_MODES, Baseline, Record, check_same_retriever, key,
+                              update_file)
 from .gate.outcome import Paired, decide, pair
 from .gate.verdict import DEFAULT_TOLERANCE, family_note, level
 from .results import BaselineEntry
@@ -184,6 +185,7 @@ class State:
         self.problems_sent = False
         self.pending: Counter[str] = Counter()  # group -> tests still to run here
         self.runs: dict[str, object] = {}  # revision -> its BaseRun (gate.base)
+        self._hashes: dict[tuple[str, str], dict[str, str]] = {}
 
     @property
     def baseline(self) -> Baseline:
@@ -192,11 +194,25 @@ class State:
         return self._baseline
 
     @cached_property
-    def whose(self) -> str:
-        """Whose documents and questions a summary says were measured."""
+    def head(self) -> str | None:
+        """The git commit the project is at (None outside a repository)."""
         from .gate.base import head
 
-        return "this branch's" if head(self.session.config.root) else "this run's"
+        return head(self.session.config.root)
+
+    @property
+    def whose(self) -> str:
+        """Whose documents and questions a summary says were measured."""
+        return "this branch's" if self.head else "this run's"
+
+    def document_hashes(self, strategy: str, spec: str) -> dict[str, str]:
+        """doc id -> the hash of the strategy's chunks of it on the set's view, once."""
+        if (strategy, spec) not in self._hashes:
+            from .evaluate import document_hashes
+
+            self._hashes[strategy, spec] = document_hashes(
+                self.session.evaluation.chunked(strategy, spec))
+        return self._hashes[strategy, spec]
 
     def start_base(self, revision: str):
         """The base revision's run, started in a child process on first call."""
@@ -561,8 +577,6 @@ class Checker:
         return Against(baseline, _label(baseline))
 
     def _changed_corpus(self, baseline: Baseline, qs, case: Case) -> "Against":
-        from .evaluate import document_hashes
-
         session = self.session
         then, view_then = baseline.data.get("documents"), baseline.view_documents(qs.name)
         entry = next((e for r in baseline.retrievers(case.strategy, qs.name)
@@ -574,7 +588,7 @@ class Checker:
         changed, total, how = documents_changed(then, session.corpus.document_fingerprints)
         view_now = qs.view.document_fingerprints
         kept = [d for d, f in view_now.items() if view_then.get(d) == f]
-        now = document_hashes(session.evaluation.chunked(case.strategy, case.query_set))
+        now = self.state.document_hashes(case.strategy, case.query_set)
         if all(entry.documents.get(d) == now.get(d) for d in kept):
             return Against(baseline, _label(baseline), info=(
                 f"corpus changed in {changed} of {total} documents ({how}); chunking unchanged "
@@ -601,7 +615,7 @@ class Checker:
         paired = (pair([q.key for q in qs.queries], keys)
                   if keys is not None and recorded != qs.fingerprint else None)
         return Against(side.baseline, label or side.label, paired, failed=side.failed,
-                       base=side.strategies)
+                       base=side.strategies, same=side.same)
 
     def check_retrieval(self, case: Case) -> None:
         _or_fail(lambda: self._check_retrieval(case), self.node)
@@ -622,19 +636,17 @@ class Checker:
 
             row["retrieved"] = queries_page.retrieved(result, qs.view, ev.settings.k)
         if self.state.update:
-            from .evaluate import document_hashes
-            from .gate.base import head
             from .metrics import coverage_rule
 
             params = strategies.get(case.strategy).describe()["params"]
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
-            entry.documents = document_hashes(ev.chunked(case.strategy, case.query_set))
+            entry.documents = self.state.document_hashes(case.strategy, case.query_set)
             corpus = corpus | {"document_fingerprints": session.corpus.document_fingerprints}
             row["record"] = {"path": str(session.baseline_path), **Record(
                 case.strategy, case.retriever, qs.name, entry, corpus, ev.settings.to_json(),
                 qs.fingerprint, coverage_rule(qs, ev.settings.coverage),
                 [q.key for q in qs.queries], qs.view.document_fingerprints,
-                head(session.config.root)).to_json()}
+                self.state.head).to_json()}
             self._emit(row)
             return
         against = self._against(qs, case)
@@ -645,6 +657,8 @@ class Checker:
                                f"compare with: {against.failed[case.strategy]}")
         baseline = against.baseline
         entry = baseline.entry(case.strategy, case.retriever, qs.name)
+        if entry is None and key(case.strategy, case.retriever, qs.name) in against.same:
+            entry = BaselineEntry.from_result(result, ev.settings.complete_at)
         if entry is None and against.base is not None:
             self._emit(row | {"new": True})  # new on this side: reported, not gated
             return
@@ -742,6 +756,7 @@ class Against:
     info: str | None = None  # corpus changed, chunking not: numbers shown, not judged
     failed: dict[str, str] = field(default_factory=dict)  # at the base: strategy -> error
     base: list[str] | None = None  # a base revision's strategies (None: a baseline file)
+    same: set[str] = field(default_factory=set)  # cases whose base result is this side's
 
     def describe(self, documents: int, questions: int) -> dict:
         """What a row says about the comparison (compared_line reads it)."""

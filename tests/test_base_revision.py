@@ -188,6 +188,13 @@ def test_a_new_splitter_is_reported_new_and_an_old_one_failing_names_the_revisio
     out = result.stdout.str()
     assert result.ret == 0, out
     assert re.search(r"^new since main at \w{7} \(not gated\): fixed-400$", out, re.M), out
+    git(root, "commit", "-qam", "fixed-400 as a reference")
+    # chunkeval's own strategy on both sides: compared, with this side's one result
+    result = gate(repo, "--chunkeval-base", "HEAD")
+    out = result.stdout.str()
+    assert result.ret == 0 and "new since" not in out, out
+    assert re.search(r"^fixed-400 +bm25 +section-titles .* \+0\.0 \[\+0\.0, \+0\.0\] .* ok$",
+                     out, re.M), out
 
     (root / "team.py").write_text("def split(doc):\n    raise ValueError('broken')\n")
     git(root, "commit", "-qam", "broken splitter")

@@ -17,18 +17,6 @@ from .verdict import Tolerance, Verdict, compare
 
 
 @dataclass(frozen=True)
-class Side:
-    """What the run is compared with, as every output names it: "baseline
-    baselines/docs.json" or "main at 1a2b3c4"."""
-
-    label: str
-    revision: str | None = None  # the base revision's commit, when the other side is code
-
-    def __str__(self) -> str:
-        return self.label
-
-
-@dataclass(frozen=True)
 class Outcome:
     """One metric of one case: the two numbers, the interval, the verdict and its reason."""
 
