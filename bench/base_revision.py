@@ -38,7 +38,7 @@ retrievers = ["bm25", "lsa", "hybrid"]
 
 # What the steps print of a run: the summary's lines that say what was compared and decided.
 SHOWN = re.compile(r"^(against |corpus changed|new since|removed since|FAILED|.*regressed|"
-                   r"\d+ (passed|failed)|=+ .*(passed|failed).* =+$)")
+                   r"  \S+ \S+ \S+: recall_at_k|=+ .*(passed|failed).* =+$)")
 
 
 def write_team(project: Path, size: int) -> None:
