@@ -264,3 +264,39 @@ def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_sayin
     text = summary.read_text(encoding="utf-8")
     assert re.search(rf"^## chunkeval: 1 of 1 cases regressed\n\nAgainst main at {main}, on "
                      r"this branch's 40 documents and \d+ questions\.$", text, re.M), text
+
+
+WORDS = '''\
+import zlib
+
+import numpy as np
+
+
+def words(texts):
+    """Bag of words hashed into 256 dimensions."""
+    out = np.zeros((len(texts), 256), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for w in text.lower().split():
+            out[i, zlib.crc32(w.encode()) % 256] += 1.0
+    return out
+
+
+words.version = "{version}"
+'''
+
+
+def test_a_retriever_of_the_team_with_a_new_version_is_gated_against_the_base_not_refused(repo):
+    root = repo.path
+    (root / "words.py").write_text(WORDS.format(version="1"), encoding="utf-8")
+    (root / "pyproject.toml").write_text(PYPROJECT.replace(
+        'retrievers = ["bm25"]', 'retrievers = ["words:words"]'), encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the team's retriever")
+    (root / "words.py").write_text(WORDS.format(version="2"), encoding="utf-8")
+    sys.modules.pop("words", None)
+    # without the result cache, whose entries are keyed by what a retriever computes
+    result = gate(repo, "--chunkeval-base", "HEAD", "--chunkeval-no-result-cache")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert re.search(r"^split +words +section-titles .* \+0\.0 \[\+0\.0, \+0\.0\] .* ok$", out,
+                     re.M), out
