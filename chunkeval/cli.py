@@ -28,8 +28,8 @@ from .cache import atomic_write
 from .corpus import DEFAULT_CORPUS, fetch_builtin, format_of, load_corpus
 from .corpus.debian import BUILTIN_CORPORA
 from .corpus.rendered import RULES
-from .errors import (EXIT_NOT_COMPARED, ChunkevalError, ConfigError, CorpusError, InputError,
-                     Problem, StrategyFailed)
+from .errors import (EXIT_NOT_COMPARED, BaselineError, ChunkevalError, ConfigError,
+                     CorpusError, InputError, Problem, StrategyFailed)
 from .executors import EXECUTORS, make
 from .gate import calibrate, verdict
 from .gate import baselines
@@ -823,6 +823,9 @@ def _compare_base(session: Session, revision: str) -> int:
         evaluation = session.evaluation
         print(session.corpus_line, flush=True)
         side = run.side()
+    except BaselineError as e:  # the revision could not be measured: nothing to compare
+        print(f"chunkeval: not compared: {e}", file=sys.stderr)
+        return EXIT_NOT_COMPARED
     finally:
         run.close()
     rows, new, failures = [], set(), 0

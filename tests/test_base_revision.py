@@ -207,7 +207,7 @@ def test_a_new_splitter_is_reported_new_and_an_old_one_failing_names_the_revisio
                      out), out
 
 
-def test_base_revision_errors_are_one_line(repo, tmp_path):
+def test_base_revision_errors_are_one_line(repo, tmp_path, capsys):
     with pytest.raises(BaselineError, match=r"not a git repository"):
         base.resolve(tmp_path, "main")
     with pytest.raises(BaselineError, match=r"base revision 'nope': unknown in .*; a shallow"):
@@ -238,6 +238,10 @@ def test_base_revision_errors_are_one_line(repo, tmp_path):
     assert len(said) == 2 and said[0] == said[1], out  # the recall and the cut-rate item
     assert said[0].endswith(": pyproject.toml [tool.chunkeval] splitters: splitter "
                             "'gone:split': cannot import 'gone' (No module named 'gone')")
+    sys.modules.pop("team", None)
+    capsys.readouterr()  # what the pytest runs above wrote
+    assert cli.main(["compare", "--base", "HEAD"]) == EXIT_NOT_COMPARED
+    assert capsys.readouterr().err.startswith("chunkeval: not compared: base revision HEAD at ")
 
 
 def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_saying_what_to_run(
