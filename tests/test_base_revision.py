@@ -195,6 +195,11 @@ def test_a_new_splitter_is_reported_new_and_an_old_one_failing_names_the_revisio
     assert result.ret == 0 and "new since" not in out, out
     assert re.search(r"^fixed-400 +bm25 +section-titles .* \+0\.0 \[\+0\.0, \+0\.0\] .* ok$",
                      out, re.M), out
+    (root / "pyproject.toml").write_text(text, encoding="utf-8")  # and gone again
+    result = gate(repo, "--chunkeval-base", "HEAD")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert re.search(r"^removed since HEAD at \w{7}: fixed-400$", out, re.M), out
 
     (root / "team.py").write_text("def split(doc):\n    raise ValueError('broken')\n")
     git(root, "commit", "-qam", "broken splitter")
