@@ -1,14 +1,16 @@
 """The base revision as the baseline: the team's code as it is at a git revision, run on
 this run's corpus and query sets.
 
-`start` reads the project at the revision out of git (`git archive` into a temporary folder)
-and runs it in a child process (`python -m chunkeval.gate.base`), so that the splitters,
-retrievers and configuration of the two revisions never share a module. The child takes the
-revision's `[tool.chunkeval]` for what is evaluated (splitters, strategies, reference,
-retrievers) and this run's corpus, query sets and measuring settings, and writes one baseline
-entry a case. The parent reads them as a Baseline, so the paired test, its tolerance and its
-messages are those of a baseline file. The child runs beside the current side from the
-start; equal chunks on both sides share one result through the result cache.
+A BaseRun reads the project at the revision out of git (`git archive` into a temporary
+folder) and runs it in a child process (`python -m chunkeval.gate.base`), so that the
+splitters, retrievers and configuration of the two revisions never share a module. The child
+takes the revision's `[tool.chunkeval]` for what is evaluated (splitters, strategies,
+reference, retrievers, outside retrievers) and this run's corpus, query sets and measuring
+settings (MEASURING), and writes one baseline entry a case. The parent reads them as a
+Baseline, so the paired test, its tolerance and its messages are those of a baseline file.
+The child runs beside the current side from the start; equal chunks on both sides share one
+result through the result cache, and chunkeval's own strategies with its own retrievers are
+not run there at all (the same code on both sides).
 """
 
 from __future__ import annotations
@@ -27,10 +29,8 @@ from ..cache import atomic_write
 from ..errors import BaselineError, ChunkevalError
 from .baselines import Baseline, key
 
-# What the revision's configuration decides; everything else (the corpus, the questions, the
-# measuring settings) is this run's, so that both sides are measured on the same things.
-FROM_REVISION = ("splitters", "strategies", "reference", "retrievers", "outside_retrievers")
-# This run's settings the child takes: what is measured, and how.
+# This run's settings the child takes (what is measured, and how), so that both sides are
+# measured on the same things; the rest is the revision's own.
 MEASURING = ("corpus", "query_sets", "k", "budget", "length", "coverage", "max_queries",
              "max_document_mb", "analyzer", "cache", "result_cache")
 FETCH_HINT = ("a shallow CI checkout needs the base fetched: `fetch-depth: 0` on "
@@ -116,8 +116,14 @@ def checkout(rev: Revision, into: Path) -> None:
     proc = subprocess.Popen(["git", "archive", "--format=tar", rev.commit], cwd=rev.toplevel,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
-    with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-        tar.extractall(into, filter="data")
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+            tar.extractall(into, filter="data")
+    except tarfile.TarError as e:  # a link out of the tree, say: refused, not followed
+        proc.kill()
+        proc.wait()
+        raise BaselineError(f"base revision {rev.label}: its files cannot be unpacked: "
+                            f"{e}") from None
     if proc.wait() != 0:
         raise BaselineError(f"base revision {rev.label}: git archive failed: "
                             f"{proc.stderr.read().decode(errors='replace').strip()}")
@@ -144,7 +150,7 @@ class BaseRun:
     """A base revision's run, started now in a child process and read when first needed."""
 
     def __init__(self, root: Path, name: str, given: dict):
-        """`given`: this run's settings the child takes as its own (see FROM_REVISION)."""
+        """`given`: this run's settings the child takes as its own (measuring_settings)."""
         self.revision = resolve(root, name)
         self._folder = Path(tempfile.mkdtemp(prefix="chunkeval-base-"))
         self._side: BaseSide | None = None
