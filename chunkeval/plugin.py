@@ -856,7 +856,8 @@ class Summary:
         """The verdict as Markdown: into the `markdown` file, and appended to GitHub's job
         summary when the job has one (GitHub collects what every step appends)."""
         step = os.environ.get("GITHUB_STEP_SUMMARY")
-        if not any("verdicts" in r or "not_gated" in r for r in self.rows) or not (
+        shown = ("verdicts", "not_gated", "info")
+        if not any(k in r for r in self.rows for k in shown) or not (
                 step or self.state.session.config.markdown):
             return
         from .report.comparison import render_summary_markdown

@@ -116,7 +116,7 @@ def edit_docs(root: Path) -> None:
 
 
 def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the_base(
-        repo, capsys):
+        repo, capsys, monkeypatch):
     root = repo.path
     recorded = json.loads((root / "baselines" / "docs.json").read_text(encoding="utf-8"))
     main = git(root, "rev-parse", "main")
@@ -124,9 +124,20 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     assert len(recorded["documents"]) == 40
     edit_docs(root)
 
+    summary = root / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     docs_only = gate(repo)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     out = docs_only.stdout.str()
     assert docs_only.ret == 0, out
+    text = summary.read_text(encoding="utf-8")  # the job summary says so too
+    assert text.startswith("## chunkeval: no regression: the corpus changed, the chunking did "
+                           "not\n\nAgainst baseline baselines/docs.json, on this branch's 40 "
+                           "documents and "), text
+    assert re.search(r"^corpus changed in 3 of 41 documents \(1 edited, 1 added, 1 removed\); "
+                     r"chunking unchanged on the other 38; re-baseline when convenient\.\n\n"
+                     r"\| strategy .*\n.*\n\| split \| bm25 \| section-titles \| recall_at_k \| "
+                     r"[\d.]+ \| [\d.]+ \|$", text, re.M), text
     assert re.search(r"^corpus changed in 3 of 41 documents \(1 edited, 1 added, 1 removed\); "
                      r"chunking unchanged on the other 38; re-baseline when convenient; numbers "
                      r"now, as information:\n  split bm25 section-titles: recall_at_k [\d.]+ "
