@@ -137,6 +137,11 @@ SETTINGS: tuple[Setting, ...] = (
             "decompressed", cli="--max-document-mb", commands=(*EVALUATING, "cache"),
             metavar="MB"),
     Setting("baselines", "path", BASELINES, "directory of the baseline files"),
+    Setting("base", "str", None,
+            "gate against a git revision (a branch, tag, origin/main, commit) instead of the "
+            "baseline file: its splitters, retrievers and configuration run on this run's "
+            "corpus and questions, and the two are compared query by query",
+            cli="--base", commands=("compare",), metavar="REV"),
     Setting("min_effect", "float", TOLERANCE.min_effect,
             "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)",
             cli="--min-effect", commands=("calibrate",), metavar="SHARE"),

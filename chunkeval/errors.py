@@ -110,3 +110,9 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where}: {self.message}"
+
+
+# The exit code of a gate that could not compare at all: no baseline and no base revision, or
+# a corpus and its chunking changed together with no base to measure against (0 and 1 are a
+# pass and a regression; pytest's own 2-5 stay pytest's).
+EXIT_NOT_COMPARED = 6

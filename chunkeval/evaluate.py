@@ -688,6 +688,20 @@ def chunks_hash(searched: list[Chunk], handed: list[Chunk]) -> str:
     return h.hexdigest()
 
 
+def document_hashes(chunked: Chunked) -> dict[str, str]:
+    """doc id -> a short hash of the strategy's chunks of that document (handed spans and
+    texts, searched texts), as chunks_hash hashes the whole output."""
+    line = json.JSONEncoder(ensure_ascii=False).encode
+    by_doc: dict[str, hashlib._Hash] = {}
+    for c in chunked.handed:
+        by_doc.setdefault(c.doc_id, hashlib.sha256()).update(
+            (line(["handed", c.start, c.end, c.text]) + "\n").encode("utf-8"))
+    for c in chunked.searched:
+        by_doc.setdefault(c.doc_id, hashlib.sha256()).update(
+            (line(["searched", c.indexed]) + "\n").encode("utf-8"))
+    return {d: h.hexdigest()[:16] for d, h in sorted(by_doc.items())}
+
+
 def _describes(chunks: ChunkSummary, retriever: str, qs: QuerySet) -> dict:
     """What a result entry describes: the chunk output, the retriever, the query set."""
     return {"chunks": chunks.stats.hash, "parents": chunks.parents, "retriever": retriever,

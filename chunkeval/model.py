@@ -244,6 +244,12 @@ class Corpus:
         return digest([d.to_json() for d in self.documents])[:16]
 
     @cached_property
+    def document_fingerprints(self) -> dict[str, str]:
+        """doc id -> the fingerprint of that document alone: what tells which documents a
+        changed corpus changed."""
+        return {d.id: digest(d.to_json())[:16] for d in self.documents}
+
+    @cached_property
     def paged(self) -> bool:
         """Some document has pages (a PDF): the page metrics apply."""
         return any(d.paged for d in self.documents)
@@ -266,6 +272,12 @@ class Query:
     @property
     def golds(self) -> tuple[str, ...]:
         return self.answers or (self.answer,)
+
+    @property
+    def key(self) -> str:
+        """The question as the gate pairs it with a recorded one: its id, text and gold."""
+        return digest([self.id, self.text, self.doc_id, self.answer, list(self.answers),
+                       [list(s) for s in self.spans], list(self.pages)])[:12]
 
     def gold_json(self) -> dict:
         """The gold as the dump and results write it: `answer`, plus `answers`/`spans`."""

@@ -27,6 +27,8 @@ import importlib.util
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import pytest
@@ -36,10 +38,12 @@ from . import problems as reported
 from . import shard, strategies
 from .cache import atomic_write
 from .config import SETTINGS
-from .errors import BaselineError, ChunkevalError, StrategyFailed
+from .errors import EXIT_NOT_COMPARED, BaselineError, ChunkevalError, StrategyFailed
 from .gate import diffs
-from .gate.baselines import UPDATE_MODES, Baseline, Record, check_same_retriever, update_file
-from .gate.verdict import DEFAULT_TOLERANCE, compare, family_note, level
+from .gate.baselines import (UPDATE_MODES, Baseline, Record, check_same_retriever, key,
+                              update_file)
+from .gate.outcome import Paired, decide, pair
+from .gate.verdict import DEFAULT_TOLERANCE, family_note, level
 from .results import BaselineEntry
 from .session import Case, Session
 from .strategies.semantic import vectors_on_disk
@@ -52,6 +56,9 @@ PROBLEMS = "chunkeval-problems"
 # A strategy (and retriever) that failed its contract, its invariants or a retriever on its
 # chunks in this session: [strategy, retriever or null]. Its entries are never recorded.
 HELD_BACK = "chunkeval-held-back"
+# A test that failed because no comparison could be made (no baseline, no base, a corpus and
+# its chunking changed with no base to measure against): the session's exit code says so.
+NOT_COMPARED = "chunkeval-not-compared"
 STATE = pytest.StashKey["State"]()
 
 
@@ -121,6 +128,14 @@ def pytest_configure(config: pytest.Config) -> None:
     except ChunkevalError as e:
         raise pytest.UsageError(f"chunkeval: {e}") from None
     config.stash[STATE] = state
+    base = state.session.config.base
+    # started now, to run beside this side's work; an xdist controller checks nothing itself
+    if base and not state.update and (hasattr(config, "workerinput")
+                                       or not getattr(config.option, "numprocesses", None)):
+        try:
+            state.start_base(base)
+        except ChunkevalError as e:
+            raise pytest.UsageError(f"chunkeval: {e}") from None
     if state.items and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         # testpaths name the project's test folders; the items live in pyproject.toml.
         pyproject = str(state.session.config.root / "pyproject.toml")
@@ -132,6 +147,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.dist = "loadgroup"
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(Summary(config, state), "chunkeval-summary")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
 
 
 def _update_mode(config: pytest.Config) -> None:
@@ -164,12 +185,48 @@ class State:
         self._baseline: Baseline | None = None
         self.problems_sent = False
         self.pending: Counter[str] = Counter()  # group -> tests still to run here
+        self.runs: dict[str, object] = {}  # revision -> its BaseRun (gate.base)
+        self._hashes: dict[tuple[str, str], dict[str, str]] = {}
 
     @property
     def baseline(self) -> Baseline:
         if self._baseline is None:
             self._baseline = Baseline.load(self.session.baseline_path)
         return self._baseline
+
+    @cached_property
+    def head(self) -> str | None:
+        """The git commit the project is at (None outside a repository)."""
+        from .gate.base import head
+
+        return head(self.session.config.root)
+
+    @property
+    def whose(self) -> str:
+        """Whose documents and questions a summary says were measured."""
+        return "this branch's" if self.head else "this run's"
+
+    def document_hashes(self, strategy: str, spec: str) -> dict[str, str]:
+        """doc id -> the hash of the strategy's chunks of it on the set's view, once."""
+        if (strategy, spec) not in self._hashes:
+            from .evaluate import document_hashes
+
+            self._hashes[strategy, spec] = document_hashes(
+                self.session.evaluation.chunked(strategy, spec))
+        return self._hashes[strategy, spec]
+
+    def start_base(self, revision: str):
+        """The base revision's run, started in a child process on first call."""
+        if revision not in self.runs:
+            from .gate.base import BaseRun, measuring_settings
+
+            self.runs[revision] = BaseRun(self.session.config.root, revision,
+                                          measuring_settings(self.session.config))
+        return self.runs[revision]
+
+    def close(self) -> None:
+        for run in self.runs.values():
+            run.close()
 
 
 def _state(config: pytest.Config) -> State:
@@ -324,6 +381,10 @@ def _or_fail(get, node: pytest.Item | None = None):
         if node is not None:
             node.user_properties.append((HELD_BACK, json.dumps([e.strategy, e.retriever])))
         message = f"chunkeval: {e}" + (f"\n{e.detail}" if e.detail else "")
+    except BaselineError as e:  # this run and its baseline could not be compared
+        if node is not None:
+            node.user_properties.append((NOT_COMPARED, "1"))
+        message = f"chunkeval: {e}"
     except ChunkevalError as e:
         message = f"chunkeval: {e}"
     pytest.fail(message, pytrace=False)
@@ -481,18 +542,81 @@ class Checker:
         c = self.session.corpus
         return f"corpus {c.name!r} ({c.fingerprint})"
 
-    def _comparable(self, query_set) -> Baseline:
+    def _not_compared(self, message: str) -> None:
+        """Fail this test as one whose comparison could not be made (EXIT_NOT_COMPARED)."""
+        self.node.user_properties.append((NOT_COMPARED, "1"))
+        pytest.fail(message, pytrace=False)
+
+    def _against(self, qs, case: Case) -> "Against":
+        """What this case is compared with: the base revision's run, or the baseline file
+        (on the questions both have; on a changed corpus, as information when the chunking
+        of the unchanged documents is the same, else against the baseline's commit)."""
         session = self.session
+        if session.config.base:
+            return self._base_side(session.config.base, qs)
         baseline = self.state.baseline
         if not baseline.exists:
-            pytest.fail(f"no baseline file at {baseline.path}: run `pytest --update-baselines` "
-                        "to record one from this run, then commit it", pytrace=False)
+            self._not_compared(f"no baseline file at {baseline.path}: run `pytest "
+                               "--update-baselines` to record one from this run, then commit "
+                               "it, or gate against the base branch with `pytest "
+                               "--chunkeval-base REV`")
         from .metrics import coverage_rule
 
-        baseline.check_comparable(session.corpus_record, session.settings.to_json(),
-                                  query_set.name, query_set.fingerprint,
-                                  coverage_rule(query_set, session.settings.coverage))
-        return baseline
+        corpus = session.corpus_record
+        coverage = coverage_rule(qs, session.settings.coverage)
+        baseline.check_measured_alike(corpus, session.settings.to_json(), qs.name, coverage)
+        if baseline.data["corpus"].get("fingerprint") != corpus["fingerprint"]:
+            return self._changed_corpus(baseline, qs, case)
+        recorded = baseline.data["query_sets"].get(qs.name, {}).get("fingerprint")
+        if recorded is not None and recorded != qs.fingerprint:
+            keys = baseline.query_keys(qs.name)
+            if keys is None:  # recorded before questions were kept: the old refusal
+                baseline.check_comparable(corpus, session.settings.to_json(), qs.name,
+                                          qs.fingerprint, coverage)
+            return Against(baseline, _label(baseline),
+                           paired=pair([q.key for q in qs.queries], keys))
+        return Against(baseline, _label(baseline))
+
+    def _changed_corpus(self, baseline: Baseline, qs, case: Case) -> "Against":
+        session = self.session
+        then, view_then = baseline.data.get("documents"), baseline.view_documents(qs.name)
+        entry = next((e for r in baseline.retrievers(case.strategy, qs.name)
+                      if (e := baseline.entry(case.strategy, r, qs.name)) is not None), None)
+        if then is None or view_then is None or entry is None or entry.documents is None:
+            # recorded before documents were fingerprinted: the old refusal
+            baseline.check_comparable(session.corpus_record, session.settings.to_json(),
+                                      qs.name, qs.fingerprint)
+        changed, total, how = documents_changed(then, session.corpus.document_fingerprints)
+        view_now = qs.view.document_fingerprints
+        kept = [d for d, f in view_now.items() if view_then.get(d) == f]
+        now = self.state.document_hashes(case.strategy, case.query_set)
+        if all(entry.documents.get(d) == now.get(d) for d in kept):
+            return Against(baseline, _label(baseline), info=(
+                f"corpus changed in {changed} of {total} documents ({how}); chunking unchanged "
+                f"on the other {total - changed}"))
+        from .gate.base import committed_with, has_commit
+
+        commit = committed_with(baseline.path) or baseline.commit
+        if commit and has_commit(session.config.root, commit):
+            return self._base_side(commit, qs, f"the baseline's commit {commit[:7]}")
+        why = (f"its commit {commit[:7]} is not in this repository" if commit
+               else "the baseline records no commit to measure that code at")
+        self._not_compared(
+            f"{baseline.path}: the corpus changed in {changed} of {total} documents and "
+            f"strategy {case.strategy!r} now chunks the unchanged ones differently, so the "
+            f"recorded numbers are not comparable, and {why}: gate against the base branch "
+            "with `pytest --chunkeval-base REV` (e.g. origin/main), or re-baseline with "
+            "`pytest --update-baselines`")
+        raise AssertionError  # not reached: _not_compared fails the test
+
+    def _base_side(self, revision: str, qs, label: str | None = None) -> "Against":
+        side = self.state.start_base(revision).side()
+        keys = side.baseline.query_keys(qs.name)
+        recorded = side.baseline.data["query_sets"].get(qs.name, {}).get("fingerprint")
+        paired = (pair([q.key for q in qs.queries], keys)
+                  if keys is not None and recorded != qs.fingerprint else None)
+        return Against(side.baseline, label or side.label, paired, failed=side.failed,
+                       base=side.strategies, same=side.same)
 
     def check_retrieval(self, case: Case) -> None:
         _or_fail(lambda: self._check_retrieval(case), self.node)
@@ -517,35 +641,54 @@ class Checker:
 
             params = strategies.get(case.strategy).describe()["params"]
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
+            entry.documents = self.state.document_hashes(case.strategy, case.query_set)
+            corpus = corpus | {"document_fingerprints": session.corpus.document_fingerprints}
             row["record"] = {"path": str(session.baseline_path), **Record(
                 case.strategy, case.retriever, qs.name, entry, corpus, ev.settings.to_json(),
-                qs.fingerprint, coverage_rule(qs, ev.settings.coverage)).to_json()}
+                qs.fingerprint, coverage_rule(qs, ev.settings.coverage),
+                [q.key for q in qs.queries], qs.view.document_fingerprints,
+                self.state.head).to_json()}
             self._emit(row)
             return
-        baseline = self._comparable(qs)
-        entry = baseline.entry(case.strategy, case.retriever, qs.name)
+        against = self._against(qs, case)
+        row |= against.describe(len(session.corpus), len(qs)) | {"whose": self.state.whose}
         what = f"strategy {case.strategy!r}, retriever {case.retriever!r}, query set {qs.name!r}"
+        if case.strategy in against.failed:
+            self._not_compared(f"{what}: at {against.label} it failed, so there is nothing to "
+                               f"compare with: {against.failed[case.strategy]}")
+        baseline = against.baseline
+        entry = baseline.entry(case.strategy, case.retriever, qs.name)
+        if entry is None and key(case.strategy, case.retriever, qs.name) in against.same:
+            entry = BaselineEntry.from_result(result, ev.settings.complete_at)
+        if entry is None and against.base is not None:
+            self._emit(row | {"new": True})  # new on this side: reported, not gated
+            return
         if entry is None:
-            pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
-                        "--update-baselines` to record it, then commit the file", pytrace=False)
-        try:
-            check_same_retriever(result, entry, str(baseline.path))
+            self._not_compared(f"no baseline entry for {what} in {baseline.path}: run `pytest "
+                               "--update-baselines` to record it, then commit the file")
+        try:  # a base revision's retriever may differ: that is what is gated then
+            if against.base is None:
+                check_same_retriever(result, entry, str(baseline.path))
         except BaselineError as e:
             raise BaselineError(f"{what}: {e}") from None
+        if against.info:  # the corpus changed, the chunking did not: information only
+            self._emit(row | {"info": against.info, "recorded": entry.metrics})
+            return
         power = session.power(case.query_set)
         if not power.gates:  # measured and shown, but passing it would say nothing
             self._emit(row | {"not_gated": power.reason()})
             # shown at the item, not at this line of the plugin
             raise pytest.skip.Exception(power.reason(), _use_item_location=True)
         try:
-            verdicts = compare(result, entry, ev.settings.complete_at,
-                               session.tolerance_for(case.strategy))
+            outcomes = decide(result, entry, ev.settings.complete_at,
+                              session.tolerance_for(case.strategy), against.paired)
         except BaselineError as e:
             raise BaselineError(f"{what}: the entry in {baseline.path} does not match this "
                                 f"run ({e}); re-record it with `pytest --update-baselines`"
                                 ) from None
-        queries = diffs.per_query(result, entry, qs)
-        row["verdicts"] = [v.to_json() for v in verdicts]
+        verdicts = [o.verdict for o in outcomes]
+        queries = diffs.per_query(*against.paired_view(result, entry, qs))
+        row["verdicts"] = [o.to_json() for o in outcomes]
         row["per_query"] = queries
         if entry.chunks_hash and entry.chunks_hash != result.chunks.hash:
             row["chunks_changed"] = {"params": entry.params,
@@ -559,7 +702,8 @@ class Checker:
         if bad:
             lines = "\n  ".join(v.describe() for v in bad)
             note = family_note((v.confidence for v in bad), session.config.alpha)
-            pytest.fail(f"{what} regressed on {self._where()}:\n  {lines}\n"
+            versus = f" against {against.label}" if against.base is not None else ""
+            pytest.fail(f"{what} regressed{versus} on {self._where()}:\n  {lines}\n"
                         + (f"  ({note})\n" if note else "")
                         + diffs.describe(queries, qs.view), pytrace=False)
 
@@ -580,15 +724,21 @@ class Checker:
                             f"{ceiling * 100:.1f}% ({cut.cut} of {cut.blocks} table/pre "
                             "blocks cut)")
         if not self.state.update:
-            baseline = self._comparable(qs)
+            against = self._against(qs, case)
+            baseline = against.baseline
+            if case.strategy in against.failed:
+                self._not_compared(f"{what}: at {against.label} it failed, so there is "
+                                   f"nothing to compare with: {against.failed[case.strategy]}")
             # The cut rate does not depend on the retriever: any recorded one holds it.
             entry = next((e for r in baseline.retrievers(case.strategy, qs.name)
                           if (e := baseline.entry(case.strategy, r, qs.name)) is not None), None)
-            if entry is None:
-                pytest.fail(f"no baseline entry for {what} in {baseline.path}: run `pytest "
-                            "--update-baselines`", pytrace=False)
-            if cut.value > entry.cut_rate + session.tolerance.cut_slack:
-                problems.append(f"cut rate {cut.value * 100:.1f}% rose from baseline "
+            if entry is None and against.base is None:
+                self._not_compared(f"no baseline entry for {what} in {baseline.path}: run "
+                                   "`pytest --update-baselines`")
+            if (entry is not None and not against.info
+                    and cut.value > entry.cut_rate + session.tolerance.cut_slack):
+                versus = (f"{against.label}'s" if against.base is not None else "baseline")
+                problems.append(f"cut rate {cut.value * 100:.1f}% rose from {versus} "
                                 f"{entry.cut_rate * 100:.1f}%")
         if problems:
             from .metrics import cut_blocks
@@ -596,6 +746,54 @@ class Checker:
             cuts = diffs.describe_cuts(cut_blocks(qs.view.documents, chunked.handed))
             pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems) + "\n" + cuts,
                         pytrace=False)
+
+
+@dataclass
+class Against:
+    """The other side of a case's comparison, as the checks use it and the outputs name it."""
+
+    baseline: Baseline  # its entries: a baseline file's, or a base revision's run
+    label: str  # "baselines/docs.json", "main at 1a2b3c4", "the baseline's commit 1a2b3c4"
+    paired: Paired | None = None  # the questions both sides have, when they differ
+    info: str | None = None  # corpus changed, chunking not: numbers shown, not judged
+    failed: dict[str, str] = field(default_factory=dict)  # at the base: strategy -> error
+    base: list[str] | None = None  # a base revision's strategies (None: a baseline file)
+    same: set[str] = field(default_factory=set)  # cases whose base result is this side's
+
+    def describe(self, documents: int, questions: int) -> dict:
+        """What a row says about the comparison (compared_line reads it)."""
+        out = {"against": self.label, "documents": documents, "questions": questions}
+        if self.base is not None:
+            out["base_strategies"] = self.base
+        if self.paired is not None and self.paired.partial:
+            out["paired"] = self.paired.describe()
+        return out
+
+    def paired_view(self, result, entry, qs):
+        """The result, entry and query set on the questions both sides have."""
+        if self.paired is None or not self.paired.partial:
+            return result, entry, qs
+        from .gate.outcome import subset_entry, subset_result
+
+        return (subset_result(result, self.paired.now), subset_entry(entry, self.paired.other),
+                replace(qs, queries=tuple(qs.queries[i] for i in self.paired.now)))
+
+
+def _label(baseline: Baseline) -> str:
+    """A baseline file as the summaries name it: relative to the working directory."""
+    try:
+        return f"baseline {baseline.path.resolve().relative_to(Path.cwd())}"
+    except ValueError:
+        return f"baseline {baseline.path}"
+
+
+def documents_changed(then: dict[str, str], now: dict[str, str]) -> tuple[int, int, str]:
+    """How many documents were added, removed or edited, of how many in all, and how."""
+    names = then.keys() | now.keys()
+    count = Counter("added" if d not in then else "removed" if d not in now else "edited"
+                    for d in names if then.get(d) != now.get(d))
+    how = ", ".join(f"{count[k]} {k}" for k in ("edited", "added", "removed") if count[k])
+    return sum(count.values()), len(names), how
 
 
 # -- the controller's side: collect rows, write baselines, print the summary --------------------
@@ -611,10 +809,16 @@ class Summary:
         # this session: never recorded as a baseline
         self.failed: set[tuple[str, str | None]] = set()
         self.held_back: list[str] = []
+        self.failed_tests: set[str] = set()
+        self.not_compared: set[str] = set()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failed_tests.add(report.nodeid)
         for name, value in report.user_properties:
+            if name == NOT_COMPARED:
+                self.not_compared.add(report.nodeid)
             if name == PROPERTY and report.when == "call":
                 self.rows.append(json.loads(value))
             elif name == PROBLEMS and report.when == "call":
@@ -629,6 +833,9 @@ class Summary:
         if self.state.session.config.strict and session.exitstatus == 0 and \
                 reported.strict_failure([reported.from_json(p) for p in self.problems]):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if (session.exitstatus == pytest.ExitCode.TESTS_FAILED and self.failed_tests
+                and self.failed_tests <= self.not_compared):
+            session.exitstatus = EXIT_NOT_COMPARED  # failed only for want of a comparison
         path = self.state.session.config.json
         if path:
             atomic_write(path, json.dumps({"rows": self.rows, "problems": [
@@ -652,7 +859,8 @@ class Summary:
         """The verdict as Markdown: into the `markdown` file, and appended to GitHub's job
         summary when the job has one (GitHub collects what every step appends)."""
         step = os.environ.get("GITHUB_STEP_SUMMARY")
-        if not any("verdicts" in r or "not_gated" in r for r in self.rows) or not (
+        shown = ("verdicts", "not_gated", "info")
+        if not any(k in r for r in self.rows for k in shown) or not (
                 step or self.state.session.config.markdown):
             return
         from .report.comparison import render_summary_markdown
@@ -687,12 +895,43 @@ class Summary:
             return
         self.written, self.stale = done.describe(), done.stale
 
+    def _write_comparison(self, tr) -> None:
+        """What was compared with what, first; then what the comparison could not judge:
+        strategies new or removed at the base, numbers on a changed corpus, questions on one
+        side only."""
+        from .report.comparison import compared_line
+
+        if compared_line(self.rows):
+            tr.write_line(compared_line(self.rows))
+        new = sorted({r["strategy"] for r in self.rows if r.get("new")})
+        for against in dict.fromkeys(r["against"] for r in self.rows if r.get("new")):
+            tr.write_line(f"new since {against} (not gated): {', '.join(new)}")
+        for against in dict.fromkeys(r["against"] for r in self.rows if "base_strategies" in r):
+            then = {s for r in self.rows if r.get("against") == against
+                    for s in r["base_strategies"]}
+            gone = sorted(then - set(self.state.strategies))
+            if gone:
+                tr.write_line(f"removed since {against}: {', '.join(gone)}")
+        for r in self.rows:
+            if "paired" in r:
+                tr.write_line(f"{r['strategy']} {r['retriever']} {r['query_set']}: "
+                              f"{r['paired']}")
+        info = [r for r in self.rows if "info" in r]
+        for line in dict.fromkeys(r["info"] for r in info):
+            tr.write_line(f"{line}; re-baseline when convenient; numbers now, as information:")
+            for r in (r for r in info if r["info"] == line):
+                numbers = ", ".join(f"{m} {r['metrics'][m] * 100:.1f} (recorded "
+                                    f"{r['recorded'][m] * 100:.1f})"
+                                    for m in ("recall_at_k", "budget_recall") if m in r["recorded"])
+                tr.write_line(f"  {r['strategy']} {r['retriever']} {r['query_set']}: {numbers}")
+
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
         if not (self.rows or self.written or self.problems or self.error or self.held_back):
             return
         tr.section("chunkeval")
+        self._write_comparison(tr)
         corpora = {(r["corpus"]["name"], r["corpus"]["fingerprint"]) for r in self.rows}
         for name, fingerprint in sorted(corpora):
             tr.write_line(f"corpus {name} (fingerprint {fingerprint})")

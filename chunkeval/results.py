@@ -761,6 +761,9 @@ class BaselineEntry:
     retriever_version: str | None = None
     analyzer: str | None = None
     noise: dict[str, Noise] = field(default_factory=dict)
+    # doc id -> the hash of the strategy's chunks of that document (evaluate.document_hashes):
+    # what tells, on a changed corpus, whether the chunking of the other documents changed
+    documents: dict[str, str] | None = None
 
     @classmethod
     def from_rows(cls, rows: Sequence[PerQuery], complete_at: float, *, cut_rate: float,
@@ -824,6 +827,8 @@ class BaselineEntry:
         out["per_query"] = {k: list(v) for k, v in self.per_query.items()}
         if self.noise:
             out["noise"] = {m: n.to_json() for m, n in self.noise.items()}
+        if self.documents is not None:
+            out["documents"] = dict(self.documents)
         return out
 
     @classmethod
@@ -874,11 +879,17 @@ class BaselineEntry:
                         name, "is not a list of 'doc:start:end' spans")
                 lengths.add(len(spans))
         pc.that(len(lengths) <= 1, None, "lists differ in length")
+        documents = data.get("documents")
+        if documents is not None:
+            check.that(isinstance(documents, dict) and all(
+                isinstance(v, str) for v in documents.values()), "documents",
+                "is not an object of chunk hashes by document")
         return cls(metrics=dict(data["metrics"]), cut_rate=data["cut_rate"],
                    chunks=data["chunks"], per_query={k: list(v) for k, v in pq.items()},
                    chunks_hash=data.get("chunks_hash"), params=data.get("params"),
                    retriever_version=data.get("retriever_version"), analyzer=data.get("analyzer"),
-                   noise={m: Noise.from_json(n, nc.at(m)) for m, n in noise.items()})
+                   noise={m: Noise.from_json(n, nc.at(m)) for m, n in noise.items()},
+                   documents=documents)
 
 
 def _is_sha256(value: Any) -> bool:

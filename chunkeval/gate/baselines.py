@@ -66,6 +66,11 @@ class Record:
     settings: dict  # Settings.to_json()
     query_set_fingerprint: str
     coverage: str = "text"  # the set's coverage rule (metrics.coverage_rule)
+    # the set's question keys (Query.key) in order, and its view's document fingerprints:
+    # what a later run pairs questions by and tells changed documents by
+    query_keys: list[str] | None = None
+    view_documents: dict[str, str] | None = None
+    commit: str | None = None  # the git commit the project was at when this was measured
 
     @property
     def key(self) -> str:
@@ -75,16 +80,20 @@ class Record:
         return {"strategy": self.strategy, "retriever": self.retriever,
                 "query_set": self.query_set, "entry": self.entry.to_json(),
                 "corpus": self.corpus, "settings": self.settings,
-                "query_set_fingerprint": self.query_set_fingerprint, "coverage": self.coverage}
+                "query_set_fingerprint": self.query_set_fingerprint, "coverage": self.coverage,
+                "query_keys": self.query_keys, "view_documents": self.view_documents,
+                "commit": self.commit}
 
     @classmethod
     def from_json(cls, data: dict) -> "Record":
         return cls(data["strategy"], data["retriever"], data["query_set"],
                    BaselineEntry.from_json(data["entry"], "a record of this run"),
                    data["corpus"], data["settings"], data["query_set_fingerprint"],
-                   data.get("coverage", "text"))
+                   data.get("coverage", "text"), data.get("query_keys"),
+                   data.get("view_documents"), data.get("commit"))
 
 
+REBASELINE = "If the change is intended, re-baseline with `pytest --update-baselines`."
 RECREATE = "fix it, or replace it with this run's entries by `pytest --update-baselines=replace`"
 
 
@@ -178,33 +187,54 @@ class Baseline:
     def check_comparable(self, corpus: dict, settings: dict, query_set: str,
                          query_set_fingerprint: str, coverage: str = "text") -> None:
         """Raise BaselineError when this baseline measured something else."""
-        how = "If the change is intended, re-baseline with `pytest --update-baselines`."
-        if corpus.get("identity"):
-            self.check_corpus_identity(corpus["identity"])
+        self.check_measured_alike(corpus, settings, query_set, coverage)
         rec = self.data["corpus"]
         if rec.get("fingerprint") != corpus["fingerprint"]:
             raise BaselineError(
                 f"{self.path}: recorded on corpus {rec.get('name')!r} fingerprint "
                 f"{rec.get('fingerprint')}, this run's corpus has {corpus['fingerprint']}: "
-                f"the corpus changed, so the numbers are not comparable. {how}")
+                f"the corpus changed, so the numbers are not comparable. {REBASELINE}")
+        qs = self.data["query_sets"].get(query_set)
+        if qs is not None and qs.get("fingerprint") != query_set_fingerprint:
+            raise BaselineError(
+                f"{self.path}: query set {query_set!r} changed (fingerprint "
+                f"{qs.get('fingerprint')} recorded, {query_set_fingerprint} now). {REBASELINE}")
+
+    def check_measured_alike(self, corpus: dict, settings: dict, query_set: str,
+                             coverage: str = "text") -> None:
+        """Raise BaselineError when this baseline measured under other settings, on another
+        corpus of the same name, or by another coverage rule: what no changed document or
+        question explains."""
+        if corpus.get("identity"):
+            self.check_corpus_identity(corpus["identity"])
         for name in COMPARED_SETTINGS:
             recorded = self.data["settings"].get(name, _RECORDED_BEFORE.get(name))
             now = settings.get(name, _RECORDED_BEFORE.get(name))
             if self.data["settings"] and recorded is not None and recorded != now:
                 raise BaselineError(
                     f"{self.path}: recorded with {name}={recorded}, this run "
-                    f"uses {name}={now}. {how}")
+                    f"uses {name}={now}. {REBASELINE}")
         qs = self.data["query_sets"].get(query_set)
-        if qs is not None and qs.get("fingerprint") != query_set_fingerprint:
-            raise BaselineError(
-                f"{self.path}: query set {query_set!r} changed (fingerprint "
-                f"{qs.get('fingerprint')} recorded, {query_set_fingerprint} now). {how}")
         if qs is not None and qs.get("coverage", "text") != coverage:
             raise BaselineError(
                 f"{self.path}: query set {query_set!r} was scored by the "
                 f"{qs.get('coverage', 'text')} coverage rule, this run by the {coverage} rule "
                 "(the `coverage` setting; positional is the default for gold given as spans): "
-                f"the numbers are not comparable. {how}")
+                f"the numbers are not comparable. {REBASELINE}")
+
+    @property
+    def commit(self) -> str | None:
+        """The git commit the project was at when the baseline was recorded, if it says."""
+        return self.data.get("commit")
+
+    def query_keys(self, query_set: str) -> list[str] | None:
+        """The recorded questions' keys (Query.key) in order; None for a file recorded
+        before they were kept."""
+        return self.data["query_sets"].get(query_set, {}).get("keys")
+
+    def view_documents(self, query_set: str) -> dict[str, str] | None:
+        """doc id -> fingerprint of the set's view as recorded; None before they were kept."""
+        return self.data["query_sets"].get(query_set, {}).get("documents")
 
     def record(self, rec: Record) -> int:
         """Record one entry; returns how many other entries it dropped. Entries measured on
@@ -213,7 +243,9 @@ class Baseline:
         on."""
         corpus, settings = rec.corpus, rec.settings
         query_sets = {rec.query_set: {"fingerprint": rec.query_set_fingerprint} | (
-            {"coverage": rec.coverage} if rec.coverage != "text" else {})}
+            {"coverage": rec.coverage} if rec.coverage != "text" else {}) | (
+            {"keys": rec.query_keys} if rec.query_keys is not None else {}) | (
+            {"documents": rec.view_documents} if rec.view_documents is not None else {})}
         compared = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
         before = len(self.entries)
         old = dict(self.data["settings"])
@@ -230,6 +262,10 @@ class Baseline:
         dropped = before - len(self.entries)
         self.data["corpus"] = {k: corpus[k] for k in ("name", "fingerprint", "identity")
                                if k in corpus}
+        if "document_fingerprints" in corpus:
+            self.data["documents"] = corpus["document_fingerprints"]
+        if rec.commit:
+            self.data["commit"] = rec.commit
         self.data["settings"] = compared
         self.data["query_sets"].update(query_sets)
         new, was = rec.entry, self.entries.get(rec.key)

@@ -82,8 +82,12 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
     corpora = sorted({f"{_cell(r['corpus']['name'])} ({_cell(r['corpus']['fingerprint'])})"
                       for r in rows if "corpus" in r})
     title = (f"{len(regressed)} of {len(cases)} cases regressed" if regressed
-             else f"all {len(cases)} gated cases pass")
+             else f"all {len(cases)} gated cases pass" if cases
+             else "no regression: the corpus changed, the chunking did not"
+             if any("info" in r for r in rows) else "all 0 gated cases pass")
     lines += [f"## chunkeval: {title}", ""]
+    if (compared := compared_line(rows)):
+        lines += [compared[:1].upper() + compared[1:] + ".", ""]
     if corpora:
         lines += [f"Corpus {', '.join(corpora)}.", ""]
     head = ["| verdict | strategy | retriever | query set | metric | baseline | now | diff | "
@@ -121,7 +125,38 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
                   f"{q['now'] * 100:.1f} | {_cell(q.get('best_before') or '-')} | "
                   f"{_cell(q.get('best_now') or '-')} |" for q in lost]
         lines.append("")
+    lines += information_markdown(rows)
     reasons = list(dict.fromkeys(r["not_gated"] for r in rows if "not_gated" in r))
     if reasons:
         lines += ["### Not gated", ""] + [f"- {_cell(x)}" for x in reasons] + [""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def compared_line(rows: list[dict]) -> str:
+    """What was compared with what, the line a summary leads with: "against main at 1a2b3c4,
+    on this branch's 79 documents and 254 questions" (empty when nothing was compared)."""
+    against = list(dict.fromkeys(r["against"] for r in rows if "against" in r))
+    if not against:
+        return ""
+    whose = next(r.get("whose", "this run's") for r in rows if "against" in r)
+    documents = max(r.get("documents", 0) for r in rows if "against" in r)
+    questions = {r["query_set"]: r.get("questions", 0) for r in rows if "against" in r}
+    return (f"against {' and '.join(against)}, on {whose} {documents} documents and "
+            f"{sum(questions.values())} questions")
+
+
+def information_markdown(rows: list[dict]) -> list[str]:
+    """The cases whose corpus changed while their chunking did not: the line that says so,
+    and their numbers now beside the recorded ones, as information, not a verdict."""
+    info = [r for r in rows if "info" in r]
+    lines = []
+    for said in dict.fromkeys(r["info"] for r in info):
+        lines += ["### Information, not a verdict", "", f"{_cell(said)}; re-baseline when "
+                  "convenient.", "", "| strategy | retriever | query set | metric | recorded | "
+                  "now |", "|---|---|---|---|---:|---:|"]
+        lines += [f"| {_cell(r['strategy'])} | {_cell(r['retriever'])} | {_cell(r['query_set'])} "
+                  f"| {m} | {r['recorded'][m] * 100:.1f} | {r['metrics'][m] * 100:.1f} |"
+                  for r in info if r["info"] == said
+                  for m in ("recall_at_k", "budget_recall") if m in r["recorded"]]
+        lines.append("")
+    return lines
