@@ -36,6 +36,20 @@ def test_table_fits_the_width_by_stacking_retrievers():
     assert "44.1±3.4" in text and "42.1±3.4" in text
 
 
+def test_a_retriever_run_on_some_strategies_gets_a_table_of_those_rows():
+    doc = make_results(retrievers=("bm25", "use"))
+    doc["results"] = [r for r in doc["results"] if r["retriever"] == "bm25"
+                      or r["strategy"] in ("fixed-400", "structure-800")]
+    lines = report.format_table(typed(doc), width=200).splitlines()
+    said = "use: evaluated on 2 of 6 strategies; the others are left out of its table"
+    assert lines.count(said) == 1
+    first, second = lines[:lines.index(said)], lines[lines.index(said):]
+    assert sum(line.startswith("fixed-200 ") for line in first) == 1 and "use" not in first[1]
+    rows = [line for line in second if re.match(r"(fixed|recursive|structure)-", line)]
+    assert [r.split()[0] for r in rows] == ["fixed-400", "structure-800"]
+    assert not any(re.search(r"(?<![\w.])-(?![\w.])", r) for r in rows)  # no dashes: all measured
+
+
 def test_table_of_one_query_set():
     doc = typed(make_results(query_sets={"faq-headings": 4, "section-titles": 6}))
     text = report.format_table(doc, query_set="section-titles", width=200)
