@@ -143,14 +143,24 @@ class _Frame:
 
 def _axes(svg: _Svg, f: _Frame, xticks, yticks, xlabel: str, ylabel: str,
           xfmt=lambda v: f"{v:,.0f}") -> None:
+    last = math.inf  # the top of the last y label drawn, going up
     for v in yticks:
         y = f.y(v)
         svg.line(f.x0, y, f.x1, y, stroke="#e3e3e3")
-        svg.text(f.x0 - 6, y + 4, f"{100 * v:.0f}%", size=11, anchor="end", fill="#444")
+        if y + 4 <= last - 2:  # a label that would touch the one below is left out
+            svg.text(f.x0 - 6, y + 4, f"{100 * v:.0f}%", size=11, anchor="end", fill="#444")
+            last = y + 4 - 11
+    right = -math.inf  # the right end of the last x label drawn
     for v in xticks:
         x = f.x(v)
         svg.line(x, f.y1, x, f.y1 + 5, stroke="#666")
-        svg.text(x, f.y1 + 18, xfmt(v), size=11, anchor="middle", fill="#444")
+        label = xfmt(v)
+        half = _text_width(label, 11) / 2
+        # in a narrow panel, labels that would touch their left neighbour are left out;
+        # the tick marks stay, and the first and every other drawn label say the scale
+        if x - half >= right + 4:
+            svg.text(x, f.y1 + 18, label, size=11, anchor="middle", fill="#444")
+            right = x + half
     svg.line(f.x0, f.y1, f.x1, f.y1, stroke="#444")
     svg.line(f.x0, f.y0, f.x0, f.y1, stroke="#444")
     svg.text((f.x0 + f.x1) / 2, f.y1 + 36, xlabel, size=12, anchor="middle")
@@ -258,7 +268,14 @@ def plot_budget_curves(doc: View, qs: str) -> str:
     width, top = 1080, 40
     panel_w = (width - 40) / max(1, len(retrievers))
     legend_rows = math.ceil(len(chosen) / 3) if chosen else 0
-    height = top + 330 + 20 * legend_rows + 20
+    # which of the chosen strategies each panel holds: `use` runs on three strategies only
+    held: dict[str, tuple[str, ...]] = {
+        ret: tuple(s for s in chosen if _curve(doc.row(qs, s, ret))) for ret in retrievers}
+    panels_of: dict[tuple[str, ...], list[str]] = {}
+    for ret, strategies in held.items():
+        panels_of.setdefault(strategies, []).append(ret)
+    every = len(panels_of) <= 1 and all(len(h) == len(chosen) for h in held.values())
+    height = top + 330 + 20 * legend_rows + 20 + (0 if every else 20 * len(panels_of))
     svg = _Svg(width, height, f"Recall against context budget ({qs})")
     svg.text(20, 24, f"Budget recall against context budget — {qs}", size=16, weight="bold")
     if not chosen or len(budgets) < 2:
@@ -269,7 +286,8 @@ def plot_budget_curves(doc: View, qs: str) -> str:
     for i, ret in enumerate(retrievers):
         x0 = 20 + i * panel_w + 70
         f = _Frame(x0, top + 30, x0 + panel_w - 100, top + 270, budgets[0], budgets[-1], yhi)
-        svg.text(f.x0, f.y0 - 10, ret, size=14, weight="bold")
+        svg.text(f.x0, f.y0 - 10, ret if len(held[ret]) == len(chosen) else
+                 f"{ret} ({len(held[ret])} of {len(chosen)})", size=14, weight="bold")
         _axes(svg, f, budgets, yticks, f"context budget ({doc.unit})", "budget recall",
               xfmt=lambda v: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
         if budgets[0] <= doc.budget <= budgets[-1]:
@@ -282,14 +300,20 @@ def plot_budget_curves(doc: View, qs: str) -> str:
                 svg.polyline(pts, stroke=colour)
             for x, y in pts:
                 svg.circle(x, y, 3, fill=colour)
-    # one legend for the figure, under all its panels, labelled as such
+    # one legend for the figure, under all its panels, saying which panels hold what
     ly = top + 330
-    svg.text(20, ly, "strategies (every panel):", size=12, weight="bold")
+    svg.text(20, ly, "strategies (every panel):" if every else "strategies:", size=12,
+             weight="bold")
     for j, s in enumerate(chosen):
         x = 200 + (j % 3) * 290
         y = ly + (j // 3) * 20
         svg.line(x, y - 4, x + 24, y - 4, stroke=doc.colour(s), width=3)
         svg.text(x + 30, y, s, size=12)
+    if not every:
+        for i, (strategies, rets) in enumerate(panels_of.items()):
+            what = (f"all {len(chosen)}" if len(strategies) == len(chosen) else
+                    ", ".join(strategies) + " only" if strategies else "none of them")
+            svg.text(20, ly + 20 * legend_rows + 20 * i, f"{', '.join(rets)}: {what}", size=12)
     return svg.markup()
 
 
