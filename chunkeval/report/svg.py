@@ -28,14 +28,31 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
+# CJK families first for a CJK corpus: a Latin system font first would leave the browser to
+# pick a fallback for every ideograph, which on a fresh Linux may have none (boxes) or be a
+# Chinese face for Japanese text. Debian's fonts-noto-cjk provides the Noto CJK families.
+CJK_FONTS = {
+    "ja": '"Noto Sans CJK JP", "Noto Sans JP", "Hiragino Sans", "Yu Gothic", Meiryo',
+    "zh": '"Noto Sans CJK SC", "Noto Sans SC", "PingFang SC", "Microsoft YaHei"',
+    "ko": '"Noto Sans CJK KR", "Noto Sans KR", "Apple SD Gothic Neo", "Malgun Gothic"',
+}
+
+
 def declare_language(page: str, lang: str | None = None) -> str:
     """The page with `<html lang>` set to its corpus's language: `lang` when known (a
     built-in corpus), else as the page's text shows it (its own words are English). A
     browser then picks Japanese, not Chinese, glyphs for kanji, and a screen reader the
-    right voice."""
+    right voice; for Japanese, Chinese and Korean the page's fonts name that language's
+    CJK families first (the plots' text too)."""
     lang = lang or ("ja" if len(_KANA.findall(page)) >= 5 else "ko" if len(
         _HANGUL.findall(page)) >= 5 else "zh" if len(_HAN.findall(page)) >= 5 else "en")
-    return page.replace('<html lang="en">', f'<html lang="{lang}">', 1)
+    page = page.replace('<html lang="en">', f'<html lang="{lang}">', 1)
+    families = CJK_FONTS.get(lang.split("-")[0])
+    if families:
+        style = (f"<style>html:lang({lang}) body, html:lang({lang}) svg {{ font-family: "
+                 f"{families}, system-ui, sans-serif; }}</style>\n")
+        page = page.replace("</head>", style + "</head>", 1)
+    return page
 
 
 def _text_width(text: str, size: float) -> float:
