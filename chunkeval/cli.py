@@ -121,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "round-robin over the documents; it returns "
                                       "[{'question': str, 'excerpts': [str, ...]}, ...]. "
                                       "Answers are cached: a re-run calls it again only for "
-                                      "sections that failed. See README, 'Questions from your "
-                                      "own generator'.")
+                                      "sections that failed. See docs/documents.md, 'Questions "
+                                      "from your own generator'.")
     qinfo = qsub.add_parser("info", help="what each query set is made of and the smallest "
                                          "drop its gate catches")
     qinfo.add_argument("sets", nargs="*", metavar="SET",
@@ -256,8 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where calibration-<strategy>.json and .md go")
     cal.add_argument("--record", action="store_true",
                      help="write the strategy's measured noise floor into its baseline entries; "
-                          "the gate then judges drops against it (README, 'How much to trust "
-                          "the gate')")
+                          "the gate then judges drops against it (docs/method.md, 'How much "
+                          "to trust the gate')")
     cal.add_argument("--from-trials", metavar="FILE",
                      help="judge (and --record) the trials of an earlier calibrate run, "
                           "calibration-<strategy>-trials.json, instead of evaluating anew")

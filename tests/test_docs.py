@@ -120,3 +120,9 @@ def test_the_action_passes_its_inputs_to_the_gate_and_the_comment():
     options = set(re.findall(r"--[\w-]+", call))
     assert options == {"--verdict", "--exit-code", "--base"}
     assert all(o in Path(pr_comment.__file__).read_text(encoding="utf-8") for o in options)
+
+
+def test_every_bench_script_is_listed():
+    listed = (DOCS / "bench.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if f"`{p.name}`" not in listed]
+    assert missing == []
