@@ -192,6 +192,7 @@ def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
     summary = Summary.__new__(Summary)
     summary.rows, summary.problems, summary.written, summary.stale = rows, [], None, []
     summary.error, summary.held_back = None, []
+    summary.config = type("C", (), {"option": type("O", (), {"verbose": 0})()})()
     summary.state = type("S", (), {"session": type("Se", (), {"config": Cfg,
                                                               "left_out": None})()})()
     tr = _Terminal()
