@@ -113,7 +113,7 @@ def test_the_action_passes_its_inputs_to_the_gate_and_the_comment():
     action = (ROOT / "action.yml").read_text(encoding="utf-8")
     inputs = re.search(r"^inputs:\n(.*?)^\S", action, re.S | re.M).group(1)
     assert re.findall(r"^  ([\w-]+):", inputs, re.M) == [
-        "python-version", "extras", "base", "pytest-args", "token"]
+        "python-version", "extras", "base", "pytest-args", "install", "token"]
     assert "using: composite" in action and "--chunkeval-base" in action
     call = re.search(r"python -m chunkeval\.pr_comment (.*)", action).group(1)
     from chunkeval import pr_comment
