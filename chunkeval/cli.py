@@ -998,9 +998,12 @@ def _init(args) -> int:
     family = 3 * len(built) * len(tol.gated)
     sets = [qs.name for qs in built if len(qs)]
     notes = []  # (set, one line on whether it gates), for the terminal and the file
+    gating = []
     for qs in built:
         power = set_power(qs.name, len(qs), alpha=tol.alpha, min_effect=tol.min_effect,
                           family=family)
+        if power.gates:
+            gating.append(qs.name)
         notes.append((qs.name, f"{len(qs)} queries; "
                       + (f"gates: catches a drop of {power.smallest_drop * 100:.0f} points "
                          "(4 times in 5)" if power.gates else
@@ -1025,9 +1028,11 @@ def _init(args) -> int:
     # A baseline update killed mid-write leaves a temporary file there: never to be committed.
     ignore_temporaries(root / baselines.DIRECTORY)
     print(f"wrote {baselines.DIRECTORY}/.gitignore (temporary files of baseline updates)")
-    if not any(len(qs) for qs in built):
-        print("no built-in query set found queries in these documents: write your own questions "
-              "as JSONL (id, query, doc, answer) and list the file in query_sets")
+    if not gating:
+        print(("no built-in query set can gate on these documents" if sets else
+               "no built-in query set found queries in these documents")
+              + ": write your own questions as JSONL (id, query, doc, answer) and list the "
+              "file in query_sets")
     print("next:\n  pytest --update-baselines   # record the baselines; commit baselines/\n"
           "  pytest                      # then every change is gated against them")
     if args.example_splitter:

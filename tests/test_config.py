@@ -131,6 +131,7 @@ def test_init_writes_a_section_that_loads_and_a_splitter_that_keeps_its_invarian
     assert '\nquery_sets = ["section-titles"]\n' in text
     said = "section-titles: 3 queries; measured and shown, does not gate"
     assert f"query set {said}" in out and f"#   {said}" in text
+    assert "no built-in query set can gate on these documents: write your own" in out
     assert Session(config.load()).strategies == ["split", "fixed-400", "structure-400"]
     split = strategies.get("split")
     assert split.keeps_structure
