@@ -781,10 +781,12 @@ def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
     group = f"{'base':>6}{'now':>6}{'diff':>7} {one or 'CI (level)':<{width}}"
     head = (f"{'':<{sum(wide)}}{'Recall@k':<{len(group) + 1}}budget recall\n"
             f"{names('strategy', 'retriever', 'query set')}{group} {group} verdict")
-    lines = [head, "-" * len(head.splitlines()[-1])]
     ranked = sorted(rows, key=lambda r: (status(r)[0], r["query_set"], r["strategy"],
                                          r["retriever"]))
     fine = [r for r in ranked if status(r)[0] == order["ok"]]
+    # no header over no rows: a run where every case is ok is one line
+    lines = [head, "-" * len(head.splitlines()[-1])] if every_row or len(fine) < len(rows) \
+        else []
     for r in ranked if every_row else [r for r in ranked if r not in fine]:
         by = {v["metric"]: v for v in r["verdicts"]}
         lines.append(f"{names(r['strategy'], r['retriever'], r['query_set'])}"

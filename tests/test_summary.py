@@ -62,3 +62,10 @@ def test_the_job_summary_shows_what_moved_and_folds_the_rest():
         "| **regressed**", "| **regressed**", "| **improved**"]
     assert "8 of 10 cases ok: every gated metric within its bounds." in before
     assert "| ok | fixed-100 | bm25 |" in folded and "| ok | fixed-100 |" not in before
+
+
+def test_a_run_where_every_case_is_ok_is_one_line():
+    fine = [r for r in ROWS if all(v["status"] == "ok" for v in r["verdicts"])]
+    lines = format_summary(fine).splitlines()
+    assert lines[0] == "8 of 8 cases ok: every gated metric within its bounds (-v lists them)"
+    assert not any(line.startswith(("strategy", "---")) for line in lines)
