@@ -34,7 +34,7 @@ from .executors import EXECUTORS, make
 from .gate import calibrate, verdict
 from .gate import baselines
 from .gate.baselines import ignore_temporaries, key, record_noise
-from .gate.power import set_power
+from .gate.power import MIN_DETECTABLE, set_power
 from .model import digest
 from .outside import load
 from .problems import strict_failure, summary as problem_summary, to_json as problem_json
@@ -63,6 +63,8 @@ change is reused, not evaluated again (--no-result-cache: evaluate everything);
 """
 
 EXAMPLE_MODULE = "chunking"
+# The first experiment init suggests: the example splitter at this size loses the answers.
+EXPERIMENT_SIZE = 100
 DEFAULT_OUT = "chunkeval-results"
 SWEEP_OUT = "chunkeval-sweep"
 # The gate is calibrated on the built-in lexical retrievers unless others are named.
@@ -121,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "round-robin over the documents; it returns "
                                       "[{'question': str, 'excerpts': [str, ...]}, ...]. "
                                       "Answers are cached: a re-run calls it again only for "
-                                      "sections that failed. See README, 'Questions from your "
-                                      "own generator'.")
+                                      "sections that failed. See docs/documents.md, 'Questions "
+                                      "from your own generator'.")
     qinfo = qsub.add_parser("info", help="what each query set is made of and the smallest "
                                          "drop its gate catches")
     qinfo.add_argument("sets", nargs="*", metavar="SET",
@@ -257,8 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where calibration-<strategy>.json and .md go")
     cal.add_argument("--record", action="store_true",
                      help="write the strategy's measured noise floor into its baseline entries; "
-                          "the gate then judges drops against it (README, 'How much to trust "
-                          "the gate')")
+                          "the gate then judges drops against it (docs/method.md, 'How much "
+                          "to trust the gate')")
     cal.add_argument("--from-trials", metavar="FILE",
                      help="judge (and --record) the trials of an earlier calibrate run, "
                           "calibration-<strategy>-trials.json, instead of evaluating anew")
@@ -986,23 +988,40 @@ pyproject.toml). Edit it freely; `pytest` tells you whether retrieval got worse.
 
 from chunkeval import Chunk
 
-SIZE = 800  # characters a chunk may hold
+SIZE = 800  # characters a chunk may hold, tables and code blocks aside
+WHOLE = {"table", "pre"}  # blocks never cut: a table or code block is one chunk at most
 
 
 def split(doc):
-    """Pack whole blocks (paragraphs, list items, tables, code) into chunks of at most SIZE
-    characters; a block longer than SIZE is a chunk of its own."""
+    """Pack blocks (paragraphs, list items, tables, code) into chunks of at most SIZE
+    characters. A prose block longer than SIZE is cut into pieces of SIZE, at the last space
+    before the size where there is one; a table or code block stays whole, however long."""
     chunks, start, end = [], None, None
     for block in doc.blocks:
         if start is not None and block.end - start > SIZE:
             chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
             start = None
+        if block.end - block.start > SIZE and block.kind not in WHOLE:
+            chunks.extend(_pieces(doc, block.start, block.end))
+            continue
         if start is None:
             start = block.start
         end = block.end
     if start is not None:
         chunks.append(Chunk(doc.id, start, end, doc.text[start:end]))
     return chunks
+
+
+def _pieces(doc, start, end):
+    pieces = []
+    while start < end:
+        stop = min(start + SIZE, end)
+        if stop < end:  # break after a space when the piece has one past its middle
+            space = doc.text.rfind(" ", start + SIZE // 2, stop)
+            stop = space + 1 if space != -1 else stop
+        pieces.append(Chunk(doc.id, start, stop, doc.text[start:stop]))
+        start = stop
+    return pieces
 
 
 # Promises whole tables and code blocks: chunkeval adds a cut-rate test and checks table rows.
@@ -1051,23 +1070,33 @@ def _init(args) -> int:
         built = build_default_query_sets(load_corpus(str(docs)))
     except ChunkevalError as e:
         raise ConfigError(f"{docs}: {e}") from None
-    sets = []  # only sets that can gate: a set that cannot would pass whatever happens
+    # Every set that found queries is written, as the run would use it anyway: the file says
+    # what the run does. Which of them gate is said here and in the file, from the same power.
     tol = verdict.DEFAULT_TOLERANCE  # the section's retrievers, every set: the widest family
+    family = 3 * len(built) * len(tol.gated)
+    sets = [qs.name for qs in built if len(qs)]
+    notes = []  # (set, one line on whether it gates), for the terminal and the file
+    gating = []
     for qs in built:
         power = set_power(qs.name, len(qs), alpha=tol.alpha, min_effect=tol.min_effect,
-                          family=3 * len(built) * len(tol.gated))
+                          family=family)
         if power.gates:
-            sets.append(qs.name)
-        print(f"query set {qs.name}: {len(qs)} queries"
-              + (f"; NOT configured, it cannot gate: {power.reason()}" if not power.gates else
-                 f"; catches a drop of {power.smallest_drop * 100:.0f} points"))
+            gating.append(qs.name)
+        notes.append((qs.name, f"{len(qs)} queries; "
+                      + (f"gates: catches a drop of {power.smallest_drop * 100:.0f} points "
+                         "(4 times in 5)" if power.gates else
+                         f"measured and shown, does not gate: catches only drops of "
+                         f"{power.smallest_drop * 100:.0f} points or more (a gate needs "
+                         f"{MIN_DETECTABLE * 100:.0f}, about {power.queries_needed} queries); "
+                         "judged again from its baseline's spread once recorded")))
+        print(f"query set {notes[-1][0]}: {notes[-1][1]}")
     example = root / f"{EXAMPLE_MODULE}.py"
     if args.example_splitter and example.exists():
         raise ConfigError(f"{example} exists; remove it or leave out --example-splitter")
     rel = os.path.relpath(docs, root)
     if rel in BUILTIN_CORPORA:  # a bare name would mean the built-in corpus
         rel = f"./{rel}"
-    section = _section(rel, sets, args.example_splitter)
+    section = _section(rel, sets, args.example_splitter, notes)
     old = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
     if args.example_splitter:
         atomic_write(example, EXAMPLE_SPLITTER)
@@ -1077,17 +1106,22 @@ def _init(args) -> int:
     # A baseline update killed mid-write leaves a temporary file there: never to be committed.
     ignore_temporaries(root / baselines.DIRECTORY)
     print(f"wrote {baselines.DIRECTORY}/.gitignore (temporary files of baseline updates)")
-    if not sets:
-        print(("no built-in query set can gate on these documents" if built else
+    if not gating:
+        print(("no built-in query set can gate on these documents" if sets else
                "no built-in query set found queries in these documents")
               + ": write your own questions as JSONL (id, query, doc, answer) and list the "
               "file in query_sets")
     print("next:\n  pytest --update-baselines   # record the baselines; commit baselines/\n"
           "  pytest                      # then every change is gated against them")
+    if args.example_splitter:
+        print(f"then try one change the gate catches: set SIZE = {EXPERIMENT_SIZE} in "
+              f"{example.name} and run `pytest`: the chunks get too small to hold an answer, and "
+              "test_recall[split-...] fails with the drop in points")
     return 0
 
 
-def _section(docs: str, sets: list[str], example: bool) -> str:
+def _section(docs: str, sets: list[str], example: bool,
+             notes: list[tuple[str, str]]) -> str:
     def toml_list(items) -> str:
         return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
@@ -1095,12 +1129,14 @@ def _section(docs: str, sets: list[str], example: bool) -> str:
                  else '# splitters = ["mychunker:split"]')
     query_sets = (f"query_sets = {toml_list(sets)}" if sets
                   else '# query_sets = ["questions.jsonl"]')
+    judged = "".join(f"#   {name}: {note}\n" for name, note in notes)
     return f"""[tool.chunkeval]
 # Your documents: a folder of HTML, Markdown or text files, relative to this file.
 corpus = {json.dumps(docs)}
 # Questions to retrieve answers for: built-in builders (faq-headings, faq-qa,
 # section-titles) or JSONL files of your own ({{"id", "query", "doc", "answer"}} a line).
-{query_sets}
+# As `chunkeval init` found them:
+{judged}{query_sets}
 # Your splitters, as MODULE:ATTR importable from this folder: each gets metric, cut-rate
 # and invariant tests, gated against the baselines in baselines/.
 {splitters}

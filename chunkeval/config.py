@@ -429,3 +429,45 @@ def _path(value: str, base: Path | None) -> str:
     if base is None or value in BUILTIN_CORPORA or value in BUILDERS or Path(value).is_absolute():
         return value
     return str((base / value).resolve())
+
+
+REFERENCE_INTRO = """\
+# Configuration reference
+
+One set of settings, read by the chunkeval commands and the pytest plugin alike. Each can be
+given on the command line, as a pytest ini setting `chunkeval_KEY`, or as `KEY` in
+`[tool.chunkeval]` of the nearest `pyproject.toml`; the first of these that has it wins
+(`splitters` and `outside_retrievers` are joined from all three). Paths written in a file are
+relative to that file's folder; paths on a command line to the working directory. The keys
+shown as `sweep.KEY` live in a table of their own, `[tool.chunkeval.sweep]`
+(`size = "100:2000:100"`).
+
+This page is generated from the settings table in `chunkeval/config.py`
+(`python -m chunkeval.config > docs/configuration.md`); a test keeps the two equal.
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def reference_markdown() -> str:
+    """docs/configuration.md: one row per setting, from SETTINGS, so the reference cannot
+    drift from the options the commands and pytest accept."""
+    rows = ["| key | `chunkeval` option (commands) | pytest option or ini key | default | what it is |",
+            "|---|---|---|---|---|"]
+    for s in SETTINGS:
+        key = f"{s.table}.{s.key}" if s.table else s.name
+        cli = f"`{s.cli}` ({', '.join(dict.fromkeys(s.commands))})" if s.cli else "—"
+        pytest = (f"`{s.pytest_option}`, `{s.ini}`" if s.flag
+                  else "—" if s.table else f"`{s.ini}` (ini only)")
+        default = s.shown_default.removeprefix(" (default: ").removesuffix(")")
+        if s.kind == "bool":
+            default = "true" if s.default else "false"
+        rows.append(f"| `{key}` | {cli} | {pytest} | {_cell(f'`{default}`' if default else '—')} "
+                    f"| {_cell(s.help)} |")
+    return REFERENCE_INTRO + "\n" + "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference_markdown(), end="")

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The exit status of a gate that could not compare: no baseline and no base revision, or the
+# corpus and the chunking both changed with nothing to compare with. 1 is a regression.
+EXIT_NOT_COMPARED = 6
+
 
 class ChunkevalError(Exception):
     """Something the user can fix; the message says what and, where it helps, how."""

@@ -945,7 +945,8 @@ class Summary:
             tr.write_line(f"{failing}; the session fails")
         table = [r for r in self.rows if "verdicts" in r]
         if table:
-            tr.write_line(format_summary(table, self.state.session.config.alpha))
+            tr.write_line(format_summary(table, self.state.session.config.alpha,
+                                         every_row=self.config.option.verbose > 0))
         for reason in dict.fromkeys(r["not_gated"] for r in self.rows if "not_gated" in r):
             tr.write_line(f"not gated: {reason}")
         if self.error:
@@ -983,35 +984,59 @@ class Summary:
                               f"{v['value'] * 100:.1f}")
 
 
-def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha) -> str:
-    """One line a case: Recall@k and budget recall (baseline, now, difference and its
-    interval, in points) and the worst verdict; each interval's level in the header (or at
-    the interval, when they differ), and once why it is wider than 95%."""
+def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
+                   every_row: bool = False) -> str:
+    """The summary's table, answer first: the cases that regressed, then those that improved,
+    then one line counting the cases that are ok (with `every_row`, pytest's -v, their rows
+    too). A row holds Recall@k and budget recall (baseline, now, difference and its interval,
+    in points) and the verdict, naming every metric that moved beyond its bounds; each
+    interval's level in the header (or at the interval, when they differ), and once why it is
+    wider than 95%. Columns are as wide as the longest name in them."""
     order = {"regressed": 0, "improved": 1, "ok": 2}
     shown = [v for r in rows for v in r["verdicts"]
              if v["metric"] in ("recall_at_k", "budget_recall")]
     levels = {level(v.get("confidence", 0.95)) for v in shown}
     one = levels.pop() if len(levels) == 1 else None
+    width = 23 if one is None else 17  # an interval, and its level when they differ
 
     def cell(v: dict | None) -> str:
         if v is None:
-            return " " * 37
+            return " " * (20 + width)
         ci = f"[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}]"
         if one is None:
             ci += f" {level(v.get('confidence', 0.95)).removesuffix(' CI')}"
         return (f"{v['baseline'] * 100:>6.1f}{v['value'] * 100:>6.1f}{v['diff'] * 100:>+7.1f} "
-                f"{ci:<17}")
+                f"{ci:<{width}}")
 
-    names = f"{'strategy':<26}{'retriever':<10}{'query set':<16}"
-    group = f"{'base':>6}{'now':>6}{'diff':>7} {one or 'CI (level)':<17}"
-    head = f"{'':<52}{'Recall@k':<38}budget recall\n{names}{group} {group} verdict"
-    lines = [head, "-" * len(head.splitlines()[-1])]
-    for r in sorted(rows, key=lambda r: (r["query_set"], r["strategy"], r["retriever"])):
+    def status(r: dict) -> tuple[int, str]:
+        worst = min(order[v["status"]] for v in r["verdicts"])
+        name = next(s for s, i in order.items() if i == worst)
+        moved = [v["metric"] for v in r["verdicts"] if v["status"] == name]
+        return worst, name if name == "ok" else f"{name} ({', '.join(moved)})"
+
+    wide = [max([len(header)] + [len(str(r[key])) for r in rows]) + 2
+            for key, header in (("strategy", "strategy"), ("retriever", "retriever"),
+                                ("query_set", "query set"))]
+
+    def names(*cells) -> str:
+        return "".join(f"{c:<{w}}" for c, w in zip(cells, wide))
+
+    group = f"{'base':>6}{'now':>6}{'diff':>7} {one or 'CI (level)':<{width}}"
+    head = (f"{'':<{sum(wide)}}{'Recall@k':<{len(group) + 1}}budget recall\n"
+            f"{names('strategy', 'retriever', 'query set')}{group} {group} verdict")
+    ranked = sorted(rows, key=lambda r: (status(r)[0], r["query_set"], r["strategy"],
+                                         r["retriever"]))
+    fine = [r for r in ranked if status(r)[0] == order["ok"]]
+    # no header over no rows: a run where every case is ok is one line
+    lines = [head, "-" * len(head.splitlines()[-1])] if every_row or len(fine) < len(rows) \
+        else []
+    for r in ranked if every_row else [r for r in ranked if r not in fine]:
         by = {v["metric"]: v for v in r["verdicts"]}
-        worst = min(r["verdicts"], key=lambda v: order[v["status"]])
-        flagged = "" if worst["status"] == "ok" else f" ({worst['metric']})"
-        lines.append(f"{r['strategy']:<26}{r['retriever']:<10}{r['query_set']:<16}"
+        lines.append(f"{names(r['strategy'], r['retriever'], r['query_set'])}"
                      f"{cell(by.get('recall_at_k'))} {cell(by.get('budget_recall'))} "
-                     f"{worst['status']}{flagged}")
+                     f"{status(r)[1]}")
+    if fine and not every_row:
+        lines.append(f"{len(fine)} of {len(rows)} cases ok: every gated metric within its "
+                     "bounds (-v lists them)")
     note = family_note((v.get("confidence", 0.95) for v in shown), alpha)
     return "\n".join(lines + ([note] if note else []))

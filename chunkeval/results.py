@@ -95,7 +95,7 @@ DEFAULTS = Settings()
 class Metric:
     name: str  # as results.json, baselines and the gate spell it
     series: str | None  # the per-query series it is the mean of; None: summary only
-    gated: bool  # gated by default (README, "How much to trust the gate")
+    gated: bool  # gated by default (docs/method.md, "How much to trust the gate")
     label: str  # as tables show it; "k" is the run's k
     rate: bool = True  # a share in [0, 1]; else a mean count (pages)
 

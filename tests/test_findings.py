@@ -86,6 +86,12 @@ def test_a_reversal_within_noise_is_said_to_be():
     d = f.details["budget_difference"]
     assert d["diff"] == pytest.approx(0.025) and d["lo"] < 0 < d["hi"]
     assert "the interval includes 0, so the reversal is within noise" in f.summary
+    # shown as such, never as a green "holds"
+    assert f.verdict == "within noise" and "but within noise" in f.summary
+    from chunkeval import report
+    page = report.render_html(typed(doc))
+    assert '<span class="badge noise">within noise</span>' in page
+    assert "**budget-reverses-order** — within noise." in report.render_markdown(typed(doc))
 
 
 def test_without_a_budget_curve_the_run_budget_is_used():

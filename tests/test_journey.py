@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import chunkeval
 from helpers import corpus_pages
 
 PARAPACK = '''\
@@ -77,6 +79,9 @@ def sh(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "CI")}
     env["CHUNKEVAL_CACHE"] = str(root.parent / "cache")
+    # the chunkeval this suite runs on, not whichever one is installed; the project's own
+    # modules still import from its folder with no path setting
+    env["PYTHONPATH"] = str(Path(chunkeval.__file__).resolve().parent.parent)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # parapack.py is rewritten within a second
     return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env, text=True,
                           capture_output=True, timeout=600)
@@ -181,3 +186,48 @@ def test_a_project_with_testpaths_still_gets_the_items(team: Path):
     assert "1 passed" in update.stdout
     bad = pytest_in(team, "--update-baselines=sometimes")
     assert bad.returncode == 4 and "not a mode (all, failing, replace)" in bad.stderr
+
+
+def test_init_names_the_sets_it_writes_and_its_experiment_fails_the_gate(tmp_path: Path):
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    for name, text in corpus_pages().items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    (root / "pyproject.toml").write_text('[project]\nname = "site"\n', encoding="utf-8")
+    init = sh(root, "chunkeval", "init", "--example-splitter")
+    assert init.returncode == 0, init.stderr
+    said = re.search(r"^query set section-titles: 120 queries; gates: catches a drop of \d+ "
+                     r"points", init.stdout, re.M)
+    assert said, init.stdout
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    assert '\nquery_sets = ["section-titles"]\n' in text and said.group(0)[10:] in text
+    size = re.search(r"set SIZE = (\d+) in chunking\.py and run `pytest`", init.stdout)
+    assert size, init.stdout
+    first = pytest_in(root, "--update-baselines")
+    assert first.returncode == 0, first.stdout + first.stderr
+    splitter = root / "chunking.py"
+    splitter.write_text(re.sub(r"^SIZE = \d+", f"SIZE = {size.group(1)}",
+                               splitter.read_text(encoding="utf-8"), flags=re.M),
+                        encoding="utf-8")
+    tried = pytest_in(root)
+    assert tried.returncode == 1, tried.stdout
+    assert re.search(r"^FAILED pyproject\.toml::test_recall\[split-bm25-section-titles\]",
+                     tried.stdout, re.M), tried.stdout
+
+
+def test_the_example_splitter_cuts_long_prose_and_keeps_tables_whole(tmp_path: Path):
+    from chunkeval.cli import EXAMPLE_SPLITTER
+    from chunkeval.corpus.html import parse_html
+
+    namespace: dict = {}
+    exec(compile(EXAMPLE_SPLITTER, "chunking.py", "exec"), namespace)
+    namespace["SIZE"] = 100
+    rows = "".join(f"<tr><td>row {i}</td><td>{'cell text ' * 5}</td></tr>" for i in range(6))
+    doc, _ = parse_html(("<html><body><h1>T</h1><p>" + "word " * 100 + "</p><table>" + rows
+                         + "</table></body></html>").encode(), "p.html")
+    chunks = namespace["split"](doc)
+    table = next(b for b in doc.blocks if b.kind == "table")
+    assert table.end - table.start > 100
+    assert any(c.start == table.start and c.end == table.end for c in chunks)
+    prose = [c for c in chunks if c.end <= table.start]
+    assert len(prose) >= 4 and max(c.end - c.start for c in prose) <= 100

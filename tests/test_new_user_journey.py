@@ -1,6 +1,8 @@
 """Small things a new user met on a Markdown docs folder: generator titles, built titles,
 titles differing in case, what a cut-rate failure names, and the pages' language."""
 
+import re
+
 from chunkeval.corpus.markdown import parse_markdown
 from chunkeval.gate.diffs import describe_cuts
 from chunkeval.metrics import cut_blocks, cut_rate
@@ -65,3 +67,19 @@ def test_pages_declare_the_corpus_language():
     assert '<html lang="zh">' in declare_language(page.format("配置文件在哪里呢"))
     assert '<html lang="en">' in declare_language(page.format("Where is the file?"))
     assert '<html lang="ja">' in declare_language(page.format("no text"), "ja")
+
+
+def test_a_cjk_page_names_its_language_s_cjk_fonts_first():
+    template = ('<!DOCTYPE html>\n<html lang="en">\n<head><style>body { font-family: '
+                'system-ui; }</style></head>\n<body>TEXT</body></html>')
+
+    def page(text):
+        return template.replace("TEXT", text)
+
+    ja = declare_language(page("設定ファイルの場所はどこですか"))
+    rule = re.search(r"html:lang\(ja\) body, html:lang\(ja\) svg \{ font-family: ([^;]+);", ja)
+    assert rule and rule.group(1).startswith('"Noto Sans CJK JP"')
+    assert ja.index(rule.group(0)) < ja.index("</head>")
+    assert '"Noto Sans CJK SC"' in declare_language(page("配置文件在哪里呢"))
+    assert '"Noto Sans CJK KR"' in declare_language(page("설정 파일은 어디에 있습니까"))
+    assert "Noto Sans CJK" not in declare_language(page("Where is the file?"))

@@ -36,6 +36,20 @@ def test_table_fits_the_width_by_stacking_retrievers():
     assert "44.1±3.4" in text and "42.1±3.4" in text
 
 
+def test_a_retriever_run_on_some_strategies_gets_a_table_of_those_rows():
+    doc = make_results(retrievers=("bm25", "use"))
+    doc["results"] = [r for r in doc["results"] if r["retriever"] == "bm25"
+                      or r["strategy"] in ("fixed-400", "structure-800")]
+    lines = report.format_table(typed(doc), width=200).splitlines()
+    said = "use: evaluated on 2 of 6 strategies; the others are left out of its table"
+    assert lines.count(said) == 1
+    first, second = lines[:lines.index(said)], lines[lines.index(said):]
+    assert sum(line.startswith("fixed-200 ") for line in first) == 1 and "use" not in first[1]
+    rows = [line for line in second if re.match(r"(fixed|recursive|structure)-", line)]
+    assert [r.split()[0] for r in rows] == ["fixed-400", "structure-800"]
+    assert not any(re.search(r"(?<![\w.])-(?![\w.])", r) for r in rows)  # no dashes: all measured
+
+
 def test_table_of_one_query_set():
     doc = typed(make_results(query_sets={"faq-headings": 4, "section-titles": 6}))
     text = report.format_table(doc, query_set="section-titles", width=200)
@@ -178,6 +192,47 @@ def test_budget_line_points_follow_the_values():
     svg = plot_budget_curves(report.View(typed(make_results())), "faq-headings")
     # Six strategies with curves in three retriever panels: one polyline each.
     assert svg.count("<polyline") == 6 * 3
+
+
+def _text_boxes(svg: str, size: str = "11") -> list[tuple[float, float, float, float, str]]:
+    """The boxes of the SVG's unrotated texts of one font size, as the plot measures text."""
+    from chunkeval.report.svg import _text_width
+    boxes = []
+    for x, y, fs, anchor, rest, label in re.findall(
+            r'<text x="([\d.]+)" y="([\d.]+)" font-size="(\d+)" text-anchor="(\w+)"'
+            r'([^>]*)>([^<]*)</text>', svg):
+        if fs != size or "rotate(" in rest:
+            continue
+        w = _text_width(label, float(fs))
+        left = float(x) - {"start": 0, "middle": w / 2, "end": w}[anchor]
+        boxes.append((left, float(y) - float(fs), left + w, float(y) + 2, label))
+    return boxes
+
+
+@pytest.mark.parametrize("retrievers", [("bm25",), ("bm25", "lsa", "hybrid"),
+                                        ("bm25", "lsa", "hybrid", "use", "hybrid-use")])
+def test_no_two_tick_labels_of_the_budget_curves_overlap(retrievers):
+    svg = plot_budget_curves(report.View(typed(make_results(retrievers=retrievers))),
+                             "faq-headings")
+    boxes = _text_boxes(svg)
+    assert len(boxes) >= 2 * len(retrievers)
+    overlaps = [(a[4], b[4]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+    assert overlaps == []
+    xlabels = [b[4] for b in boxes if not b[4].endswith("%")]
+    assert "500" in xlabels and "4k" in xlabels  # the scale's ends are always said
+
+
+def test_the_budget_legend_says_which_panels_hold_which_strategies():
+    doc = make_results(retrievers=("bm25", "use"))
+    doc["results"] = [r for r in doc["results"] if r["retriever"] == "bm25"
+                      or r["strategy"] in ("fixed-400", "structure-800")]
+    svg = plot_budget_curves(report.View(typed(doc)), "faq-headings")
+    assert "every panel" not in svg
+    assert ">bm25: all 6<" in svg and ">use: fixed-400, structure-800 only<" in svg
+    assert ">use (2 of 6)<" in svg
+    full = plot_budget_curves(report.View(typed(make_results())), "faq-headings")
+    assert "strategies (every panel):" in full and ": all 6<" not in full
 
 
 def test_the_seeds_findings_appear_only_on_the_built_in_corpus():

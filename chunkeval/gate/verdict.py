@@ -11,7 +11,7 @@ boundaries shifted) made against this very entry. Then the verdict asks two ques
 the drop exceed what re-chunking noise explains (a prediction bound from those variants, at
 the family-wise level) and what query sampling explains (a 95% paired bootstrap)? The
 bootstrap alone answers the second question only, and is about twice as wide as the first
-needs on the default corpus (README, "How much to trust the gate").
+needs on the default corpus (docs/method.md, "How much to trust the gate").
 """
 
 from __future__ import annotations

@@ -51,8 +51,7 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
 
 
 
-# A CI comment or job summary is read on one screen: the rest goes behind a <details>.
-MARKDOWN_ROWS = 12
+# A CI comment or job summary is read on one screen: what is ok goes behind a <details>.
 MARKDOWN_QUERIES = 5
 
 
@@ -64,7 +63,8 @@ def _cell(text) -> str:
 
 def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
     """The pytest run's verdict as Markdown for a pull-request comment or a CI job summary:
-    one row per gated comparison, regressions first; then the queries that lost most in each
+    the gated comparisons that regressed, then those that improved; one line counting the
+    cases that are ok, their rows folded away; then the queries that lost most in each
     regressed case; then the sets not gated and why."""
     cases = [r for r in rows if "verdicts" in r]
     lines = []
@@ -73,12 +73,12 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
         for v in r["verdicts"]:
             if not v.get("gated", True):
                 continue
-            table.append((v["status"] != "regressed", r, v))
+            table.append(({"regressed": 0, "improved": 1}.get(v["status"], 2), r, v))
     order = {m.name: i for i, m in enumerate(METRICS)}
     table.sort(key=lambda t: (t[0], t[1]["query_set"], t[1]["strategy"], t[1]["retriever"],
                               order.get(t[2]["metric"], len(order))))
     regressed = sorted({(r["strategy"], r["retriever"], r["query_set"])
-                        for ok, r, _ in table if not ok})
+                        for rank, r, _ in table if rank == 0})
     corpora = sorted({f"{_cell(r['corpus']['name'])} ({_cell(r['corpus']['fingerprint'])})"
                       for r in rows if "corpus" in r})
     title = (f"{len(regressed)} of {len(cases)} cases regressed" if regressed
@@ -102,11 +102,15 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
                 f"{level(v.get('confidence', 0.95))} |")
 
     if table:
-        shown = [row(r, v) for _, r, v in table]
-        lines += head + shown[:MARKDOWN_ROWS]
-        if len(shown) > MARKDOWN_ROWS:
-            lines += ["", f"<details><summary>{len(shown) - MARKDOWN_ROWS} more comparisons"
-                          "</summary>", ""] + head + shown[MARKDOWN_ROWS:] + ["", "</details>"]
+        moved = [row(r, v) for _, r, v in table if v["status"] != "ok"]
+        fine = [row(r, v) for _, r, v in table if v["status"] == "ok"]
+        fine_cases = [r for r in cases if all(v["status"] == "ok" for v in r["verdicts"])]
+        lines += head + moved if moved else []
+        if fine:
+            lines += ["", f"{len(fine_cases)} of {len(cases)} cases ok: every gated metric "
+                          "within its bounds.", "",
+                      f"<details><summary>the {len(fine)} comparisons that are ok</summary>",
+                      ""] + head + fine + ["", "</details>"]
         lines.append("")
         note = family_note((v.get("confidence", 0.95) for _, _, v in table), alpha)
         if note:

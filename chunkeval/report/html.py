@@ -23,6 +23,7 @@ ul.facts { color: #444; }
 .badge { display: inline-block; padding: 0 0.5em; border-radius: 3px; font-size: 0.85em;
          font-weight: bold; color: #fff; }
 .holds { background: #2e7d32; } .fails { background: #c62828; } .na { background: #777; }
+.noise { background: #a06a00; }
 figure { margin: 1em 0 2em; } figcaption { color: #555; font-size: 0.9em; } svg { max-width: 100%%; height: auto; }
 details summary { cursor: pointer; color: #0b5394; }
 """ % FONT
@@ -42,7 +43,7 @@ def _html_table(header: list[str], rows: list[list[str]], numeric_from: int) -> 
 def _html_findings(items: list[Finding]) -> str:
     out = []
     for f in items:
-        cls = {True: "holds", False: "fails", None: "na"}[f.holds]
+        cls = "noise" if f.within_noise else {True: "holds", False: "fails", None: "na"}[f.holds]
         out.append(f'<p class="finding"><span class="badge {cls}">{escape(f.verdict)}</span> '
                    f"<strong>{escape(f.name)}</strong> — {escape(f.summary)}</p>")
     return "\n".join(out)

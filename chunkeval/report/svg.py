@@ -28,14 +28,31 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
+# CJK families first for a CJK corpus: a Latin system font first would leave the browser to
+# pick a fallback for every ideograph, which on a fresh Linux may have none (boxes) or be a
+# Chinese face for Japanese text. Debian's fonts-noto-cjk provides the Noto CJK families.
+CJK_FONTS = {
+    "ja": '"Noto Sans CJK JP", "Noto Sans JP", "Hiragino Sans", "Yu Gothic", Meiryo',
+    "zh": '"Noto Sans CJK SC", "Noto Sans SC", "PingFang SC", "Microsoft YaHei"',
+    "ko": '"Noto Sans CJK KR", "Noto Sans KR", "Apple SD Gothic Neo", "Malgun Gothic"',
+}
+
+
 def declare_language(page: str, lang: str | None = None) -> str:
     """The page with `<html lang>` set to its corpus's language: `lang` when known (a
     built-in corpus), else as the page's text shows it (its own words are English). A
     browser then picks Japanese, not Chinese, glyphs for kanji, and a screen reader the
-    right voice."""
+    right voice; for Japanese, Chinese and Korean the page's fonts name that language's
+    CJK families first (the plots' text too)."""
     lang = lang or ("ja" if len(_KANA.findall(page)) >= 5 else "ko" if len(
         _HANGUL.findall(page)) >= 5 else "zh" if len(_HAN.findall(page)) >= 5 else "en")
-    return page.replace('<html lang="en">', f'<html lang="{lang}">', 1)
+    page = page.replace('<html lang="en">', f'<html lang="{lang}">', 1)
+    families = CJK_FONTS.get(lang.split("-")[0])
+    if families:
+        style = (f"<style>html:lang({lang}) body, html:lang({lang}) svg {{ font-family: "
+                 f"{families}, system-ui, sans-serif; }}</style>\n")
+        page = page.replace("</head>", style + "</head>", 1)
+    return page
 
 
 def _text_width(text: str, size: float) -> float:
@@ -143,14 +160,24 @@ class _Frame:
 
 def _axes(svg: _Svg, f: _Frame, xticks, yticks, xlabel: str, ylabel: str,
           xfmt=lambda v: f"{v:,.0f}") -> None:
+    last = math.inf  # the top of the last y label drawn, going up
     for v in yticks:
         y = f.y(v)
         svg.line(f.x0, y, f.x1, y, stroke="#e3e3e3")
-        svg.text(f.x0 - 6, y + 4, f"{100 * v:.0f}%", size=11, anchor="end", fill="#444")
+        if y + 4 <= last - 2:  # a label that would touch the one below is left out
+            svg.text(f.x0 - 6, y + 4, f"{100 * v:.0f}%", size=11, anchor="end", fill="#444")
+            last = y + 4 - 11
+    right = -math.inf  # the right end of the last x label drawn
     for v in xticks:
         x = f.x(v)
         svg.line(x, f.y1, x, f.y1 + 5, stroke="#666")
-        svg.text(x, f.y1 + 18, xfmt(v), size=11, anchor="middle", fill="#444")
+        label = xfmt(v)
+        half = _text_width(label, 11) / 2
+        # in a narrow panel, labels that would touch their left neighbour are left out;
+        # the tick marks stay, and the first and every other drawn label say the scale
+        if x - half >= right + 4:
+            svg.text(x, f.y1 + 18, label, size=11, anchor="middle", fill="#444")
+            right = x + half
     svg.line(f.x0, f.y1, f.x1, f.y1, stroke="#444")
     svg.line(f.x0, f.y0, f.x0, f.y1, stroke="#444")
     svg.text((f.x0 + f.x1) / 2, f.y1 + 36, xlabel, size=12, anchor="middle")
@@ -258,7 +285,14 @@ def plot_budget_curves(doc: View, qs: str) -> str:
     width, top = 1080, 40
     panel_w = (width - 40) / max(1, len(retrievers))
     legend_rows = math.ceil(len(chosen) / 3) if chosen else 0
-    height = top + 330 + 20 * legend_rows + 20
+    # which of the chosen strategies each panel holds: `use` runs on three strategies only
+    held: dict[str, tuple[str, ...]] = {
+        ret: tuple(s for s in chosen if _curve(doc.row(qs, s, ret))) for ret in retrievers}
+    panels_of: dict[tuple[str, ...], list[str]] = {}
+    for ret, strategies in held.items():
+        panels_of.setdefault(strategies, []).append(ret)
+    every = len(panels_of) <= 1 and all(len(h) == len(chosen) for h in held.values())
+    height = top + 330 + 20 * legend_rows + 20 + (0 if every else 20 * len(panels_of))
     svg = _Svg(width, height, f"Recall against context budget ({qs})")
     svg.text(20, 24, f"Budget recall against context budget — {qs}", size=16, weight="bold")
     if not chosen or len(budgets) < 2:
@@ -269,7 +303,8 @@ def plot_budget_curves(doc: View, qs: str) -> str:
     for i, ret in enumerate(retrievers):
         x0 = 20 + i * panel_w + 70
         f = _Frame(x0, top + 30, x0 + panel_w - 100, top + 270, budgets[0], budgets[-1], yhi)
-        svg.text(f.x0, f.y0 - 10, ret, size=14, weight="bold")
+        svg.text(f.x0, f.y0 - 10, ret if len(held[ret]) == len(chosen) else
+                 f"{ret} ({len(held[ret])} of {len(chosen)})", size=14, weight="bold")
         _axes(svg, f, budgets, yticks, f"context budget ({doc.unit})", "budget recall",
               xfmt=lambda v: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
         if budgets[0] <= doc.budget <= budgets[-1]:
@@ -282,14 +317,20 @@ def plot_budget_curves(doc: View, qs: str) -> str:
                 svg.polyline(pts, stroke=colour)
             for x, y in pts:
                 svg.circle(x, y, 3, fill=colour)
-    # one legend for the figure, under all its panels, labelled as such
+    # one legend for the figure, under all its panels, saying which panels hold what
     ly = top + 330
-    svg.text(20, ly, "strategies (every panel):", size=12, weight="bold")
+    svg.text(20, ly, "strategies (every panel):" if every else "strategies:", size=12,
+             weight="bold")
     for j, s in enumerate(chosen):
         x = 200 + (j % 3) * 290
         y = ly + (j // 3) * 20
         svg.line(x, y - 4, x + 24, y - 4, stroke=doc.colour(s), width=3)
         svg.text(x + 30, y, s, size=12)
+    if not every:
+        for i, (strategies, rets) in enumerate(panels_of.items()):
+            what = (f"all {len(chosen)}" if len(strategies) == len(chosen) else
+                    ", ".join(strategies) + " only" if strategies else "none of them")
+            svg.text(20, ly + 20 * legend_rows + 20 * i, f"{', '.join(rets)}: {what}", size=12)
     return svg.markup()
 
 

@@ -56,6 +56,44 @@ def _terminal_width() -> int:
     return shutil.get_terminal_size((120, 24)).columns
 
 
+def _tables(doc: View, qs: str, strategies: list[str], retrievers: list[str],
+            width: int) -> list[str]:
+    """The rows of `strategies` under the column groups of `retrievers`; groups that do not
+    fit in `width` columns move to another table below."""
+    rows = [doc.chunk_row(qs, s) for s in strategies]
+    left = [_Col("strategy", list(strategies), "<"),
+            _Col("cut", [pct(r.cut_rate.value if r else None, se=False) for r in rows]),
+            _Col("chunks", [integer(r.chunks.count if r else None) for r in rows]),
+            _Col("mean", [integer(r.chunks.mean_len if r else None) for r in rows])]
+    groups = []
+    for ret in retrievers:
+        rr = [doc.row(qs, s, ret) for s in strategies]
+        groups.append((ret, [
+            _Col(f"R@{doc.k}", [pct(stat(r, "recall_at_k")) for r in rr]),
+            _Col(f"B@{doc.budget}", [pct(stat(r, "budget_recall")) for r in rr]),
+            _Col("hit", [pct(stat(r, "doc_hit_at_k"), se=False) for r in rr]),
+            _Col("cpl", [pct(stat(r, "complete_rate"), se=False) for r in rr])]
+            + ([_Col("page", [pct(stat(r, "page_hit_at_k"), se=False) for r in rr]),
+                _Col("pgs", [count(stat(r, "budget_pages"), se=False) for r in rr])]
+               if paged(doc, qs) else [])))
+    # Pack retriever groups into as few tables as fit the width.
+    parts: list[list] = []
+    used = width + 1
+    for g in groups:
+        w = 3 + _group_width(g[1])
+        if parts and used + w <= width:
+            parts[-1].append(g)
+            used += w
+        else:
+            parts.append([g])
+            used = _group_width(left) + w
+    out = []
+    for part in parts or [[]]:
+        out.extend(_render([("", left)] + part))
+        out.append("")
+    return out
+
+
 def format_table(results: Results, *, query_set: str | None = None,
                  width: int | None = None) -> str:
     """A plain-text table per query set, one row per strategy; percent with ±1 SE.
@@ -71,36 +109,20 @@ def format_table(results: Results, *, query_set: str | None = None,
         n = doc.queries(qs)
         out.append(f"{qs}" + (f" ({n:,} queries)" if n is not None else "")
                    + f"  k={doc.k}  budget {chars(doc.budget)} {doc.unit}  [% ±SE]")
-        rows = [doc.chunk_row(qs, s) for s in strategies]
-        left = [_Col("strategy", list(strategies), "<"),
-                _Col("cut", [pct(r.cut_rate.value if r else None, se=False) for r in rows]),
-                _Col("chunks", [integer(r.chunks.count if r else None) for r in rows]),
-                _Col("mean", [integer(r.chunks.mean_len if r else None) for r in rows])]
-        groups = []
-        for ret in doc.retrievers(qs):
-            rr = [doc.row(qs, s, ret) for s in strategies]
-            groups.append((ret, [
-                _Col(f"R@{doc.k}", [pct(stat(r, "recall_at_k")) for r in rr]),
-                _Col(f"B@{doc.budget}", [pct(stat(r, "budget_recall")) for r in rr]),
-                _Col("hit", [pct(stat(r, "doc_hit_at_k"), se=False) for r in rr]),
-                _Col("cpl", [pct(stat(r, "complete_rate"), se=False) for r in rr])]
-                + ([_Col("page", [pct(stat(r, "page_hit_at_k"), se=False) for r in rr]),
-                    _Col("pgs", [count(stat(r, "budget_pages"), se=False) for r in rr])]
-                   if paged(doc, qs) else [])))
-        # Pack retriever groups into as few tables as fit the width.
-        parts: list[list] = []
-        used = width + 1
-        for g in groups:
-            w = 3 + _group_width(g[1])
-            if parts and used + w <= width:
-                parts[-1].append(g)
-                used += w
-            else:
-                parts.append([g])
-                used = _group_width(left) + w
-        for part in parts or [[]]:
-            out.extend(_render([("", left)] + part))
-            out.append("")
+        # A retriever evaluated on some strategies only (`use` on three) gets a table of
+        # those rows, rather than a column of dashes beside every other strategy.
+        done = {ret: tuple(s for s in strategies if doc.row(qs, s, ret) is not None)
+                for ret in doc.retrievers(qs)}
+        evaluated = {s for d in done.values() for s in d}
+        by_evaluated: dict[tuple[str, ...], list[str]] = {}
+        for ret, d in done.items():  # a strategy no retriever scored stays a row of dashes
+            by_evaluated.setdefault(tuple(strategies) if set(d) == evaluated else d,
+                                    []).append(ret)
+        for shown, retrievers in by_evaluated.items():
+            if len(shown) < len(strategies):
+                out.append(f"{', '.join(retrievers)}: evaluated on {len(shown)} of "
+                           f"{len(evaluated)} strategies; the others are left out of its table")
+            out.extend(_tables(doc, qs, list(shown), retrievers, width))
     legend = (f"R@{doc.k} = Recall@{doc.k}; B@{doc.budget} = budget recall at "
               f"{chars(doc.budget)} {doc.unit}; hit = doc hit@{doc.k}; cpl = complete rate; "
               f"cut = cut rate of table/pre blocks; mean = mean chunk length ({doc.unit})."
