@@ -34,6 +34,7 @@ from .markdown import TEXT_PARSER_VERSION, parse_markdown, parse_plain
 from .optional import LIBRARIES
 from .pdf import PDF_PARSER_VERSION, parse_pdf
 from .rst import RST_PARSER_VERSION, parse_rst
+from .sites import Site, recognise
 from .word import DOCX_PARSER_VERSION, parse_docx
 
 # The file formats a corpus directory may hold, by suffix.
@@ -147,11 +148,13 @@ def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
     return inputs
 
 
-def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB * 10**6
+def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB * 10**6,
+                      site: Site | None = None
                       ) -> tuple[list[_Input], list[Problem], list[str]]:
     """The HTML, Markdown and text files under root, warnings about what was skipped, and
     the files of other kinds. A symlink whose target leaves the corpus directory is skipped;
-    a directory symlink is not followed."""
+    a directory symlink is not followed. In a built `site`, the generator's own files are
+    left out (one line says how many)."""
     if not root.exists():
         raise CorpusError(f"corpus directory {given} does not exist "
                           f"(the built-in corpora are {', '.join(BUILTIN_CORPORA)})")
@@ -178,6 +181,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             return True
 
     ids: dict[str, str] = {}  # document id -> the file it came from
+    generated = 0
     for folder, dirs, files in os.walk(root, onerror=unlisted):
         for d in [d for d in dirs if not d.startswith(".") and leaves(Path(folder) / d)]:
             problems.append(Problem(shown(Path(folder) / d), "a symlink to outside the corpus "
@@ -185,6 +189,9 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
+                continue
+            if site and site.skips((Path(folder) / name).relative_to(root).as_posix()):
+                generated += 1
                 continue
             if format_of(name) is None:
                 unsupported.append(escaped((Path(folder) / name).relative_to(root).as_posix()))
@@ -226,6 +233,8 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                                                  f"{rel!r}"))
             inputs.append(_Input(rel, display, f"{escaped(root.name)}/{rel}", data,
                                  gz_name=name.lower().endswith(".gz")))
+    if site:
+        problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated)))
     if not inputs:
         known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
         raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
@@ -235,14 +244,15 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
 
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
-               max_bytes: int) -> str:
+               max_bytes: int, main: Sequence[str] = ()) -> str:
     formats = sorted({format_of(doc_id) or "html" for doc_id, _ in inputs} & set(LIBRARIES))
     documents = [[PDF_PARSER_VERSION, DOCX_PARSER_VERSION, RST_PARSER_VERSION],
                  {f: _library(f) for f in formats}] if formats else []
     # the parsers' code itself: a checkout edited in place keeps its version numbers
     code = code_digest(("corpus/*.py", "model.py"))
     blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, code, name, sorted(inputs),
-                       sorted(drop), max_bytes] + documents, ensure_ascii=False)
+                       sorted(drop), max_bytes] + documents
+                      + ([list(main)] if main else []), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -281,7 +291,7 @@ def _write_cache(path: Path, name: str, docs, problems) -> None:
 
 
 def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None,
-               max_bytes: int = MAX_DOCUMENT_MB * 10**6):
+               max_bytes: int = MAX_DOCUMENT_MB * 10**6, main: Sequence[str] = ()):
     docs, problems = [], []
     # A format whose library is missing: one line for all its files, not one per file.
     missing: dict[str, list[str]] = {}
@@ -308,7 +318,7 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                     data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
                     problems += [(item.doc_id, note, None) for note in notes]
                     parse = _parser(item.doc_id)
-                    kwargs = {"drop": drop} if parse is parse_html else {}
+                    kwargs = {"drop": drop, "main": main} if parse is parse_html else {}
                     doc, found = parse(data, item.doc_id, path=item.display, **kwargs)
                     docs.append(dataclasses.replace(doc, source=item.source))
                     problems += [(item.doc_id, p.message, p.line) for p in found]
@@ -342,23 +352,25 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         debs = fetch_builtin(name, progress=progress)
         keyed = [(pkg.file_name, pkg.sha256) for pkg in builtin_packages(name)]  # verified
         inputs = None  # unpacked only when the cache misses
-        display, unsupported = {}, []
+        display, unsupported, main = {}, [], ()
     else:
         root = Path(source).expanduser()
         name = root.resolve().name or "corpus"
-        inputs, walk_problems, unsupported = _directory_inputs(root, source, max_bytes)
+        site = recognise(root) if root.is_dir() else None
+        main = site.main if site else ()
+        inputs, walk_problems, unsupported = _directory_inputs(root, source, max_bytes, site)
         keyed = [(i.doc_id, hashlib.sha256(i.data).hexdigest() if isinstance(i.data, bytes)
                   else f"unreadable: {i.data}") for i in inputs]
         display = {i.doc_id: i.display for i in inputs}
 
-    path = _cache_path(_cache_key(name, keyed, drop, max_bytes))
+    path = _cache_path(_cache_key(name, keyed, drop, max_bytes, main))
     cached = _read_cache(path, name) if use_cache else None
     if cached is not None:
         docs, problems = cached
     else:
         if inputs is None:
             inputs = _debian_inputs(name, debs)
-        docs, problems = _parse_all(name, inputs, drop, progress, max_bytes)
+        docs, problems = _parse_all(name, inputs, drop, progress, max_bytes, main)
         if use_cache:
             _write_cache(path, name, docs, problems)
 
