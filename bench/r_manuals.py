@@ -153,7 +153,8 @@ def markdown(version: str, facts: dict, runs: dict, strategies: str) -> str:
         "# The R manuals: PDF and HTML editions side by side",
         "",
         f"`python bench/r_manuals.py`: Debian's `r-doc-pdf` and `r-doc-html` {version}, the "
-        f"seven manuals ({', '.join(MANUALS)}). Two shared CPUs.",
+        f"seven manuals ({', '.join(MANUALS)}). Two shared CPUs"
+        + (f", load average {facts['load']} while measured." if facts.get("load") else "."),
         "",
         "| | PDF (`r-doc-pdf`) | HTML (`r-doc-html`) |",
         "|---|---:|---:|",
@@ -214,13 +215,18 @@ def markdown(version: str, facts: dict, runs: dict, strategies: str) -> str:
         "Running headers, page numbers and the tables of contents are dropped from the PDF.",
         "- The builders find nearly the same questions and titles in both (the rows 'the same "
         "query text'; the PDF sets some words in small capitals, 'S-Plus' for 'S-PLUS'): "
-        "headings come from font sizes in the PDF (the title, chapters, sections, "
-        "subsections: four sizes, four levels).",
-        "- Structure the PDF does not draw is not recovered: texinfo's `@table` entries (a "
-        "term, then an indented description) have no mark, so no `dl`, the term often a "
-        "one-line `pre` in a monospaced font; its tables have no rules, which pdfplumber's "
-        "table finder needs; a list item is only a line that starts with a bullet or a "
-        "number.",
+        "headings come from the PDF's outline (bookmarks: chapters, sections, subsections; "
+        "the title above them); the HTML edition's fourth level (subsubsections) has no "
+        "bookmark, so fewer heading4 blocks.",
+        "- Tables without rules are found by their aligned columns. texinfo's `@table` "
+        "entries whose term and description share a line read as two-column tables (the "
+        "HTML edition draws them as definition lists); code whose comments line up stays "
+        "code unless the comment is set in a proportional font (the 'pre' row above). The "
+        "HTML edition's other tables are mostly layout around code (two listings side by "
+        "side, boxed examples), which the PDF draws as code.",
+        "- Otherwise structure the PDF does not draw is not recovered: a texinfo `@table` "
+        "term on a line of its own has no mark, so no `dl`; a list item is only a line that "
+        "starts with a bullet or a number.",
         "- page hit@5 is below doc hit@5: a chunk of the right manual often lies on another "
         "page than the answer. Small chunks send a reader to many more pages for the same "
         "budget.",
@@ -237,6 +243,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench/results/r-manuals.md")
     ap.add_argument("--strategies", default=STRATEGIES)
     ap.add_argument("--repeat", type=int, default=3, help="parse runs (median)")
+    ap.add_argument("--load", help="the load average measured under, said beside the times")
     ap.add_argument("--render", action="store_true",
                     help="only write the Markdown again from the JSON beside --out")
     args = ap.parse_args()
@@ -251,6 +258,8 @@ def main() -> None:
             runs = {edition: run(folder, Path(tmp) / edition, args.strategies)
                     for edition, folder in folders.items()}
     from chunkeval.cache import atomic_write
+    if args.load:
+        facts["load"] = args.load
     text = markdown(version, facts, runs, args.strategies)
     atomic_write(Path(args.out), text + "\n")
     atomic_write(Path(args.out).with_suffix(".json"),

@@ -16,6 +16,8 @@ The default is Python 3.11's documentation as Debian's `python3.11-doc` ships it
 
 `--also DIR ...` names other builds of the same sources (dirhtml, singlehtml), read beside
 the HTML build: the single-page build should hold the whole manual, not its first page.
+`--pdf FILE` names the same manual printed to PDF: the section-titles query set built from
+it is counted beside the HTML build's (its headings come from the PDF's outline).
 """
 
 from __future__ import annotations
@@ -98,7 +100,34 @@ def builds(dirs: list[Path]) -> list[tuple[str, int, int, str]]:
     return rows
 
 
-def markdown(m: dict, title: str, also: list[tuple[str, int, int, str]]) -> str:
+def section_titles(build: Path, pdf: Path | None, single: Path | None) -> dict:
+    """The section-titles questions of the HTML build, of its single-page build (one
+    document, as the printed manual is) and of the printed manual."""
+    from chunkeval.corpus import load_corpus
+    from chunkeval.queries import build_query_set
+    counts = {name: len(build_query_set(load_corpus(str(folder), progress=False),
+                                        "section-titles"))
+              for name, folder in (("html", build), ("single", single)) if folder}
+    if pdf is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copyfile(pdf, Path(tmp) / pdf.name)
+            corpus = load_corpus(tmp, progress=False, use_cache=False)
+            doc = corpus.documents[0]
+            counts.update(pdf=len(build_query_set(corpus, "section-titles")),
+                          pdf_headings=sum(1 for b in doc.blocks if b.is_heading),
+                          pdf_pages=max((b.page for b in doc.blocks), default=0),
+                          pdf_problems=[p.message for p in corpus.problems])
+    return counts
+
+
+def recognise_single(folder: Path) -> bool:
+    from chunkeval.corpus.sites import recognise
+    site = recognise(folder)
+    return bool(site and site.build.startswith("single"))
+
+
+def markdown(m: dict, title: str, also: list[tuple[str, int, int, str]],
+             titles: dict | None = None) -> str:
     ratio = m["rst_chars"] / m["html_chars"] - 1
     lines = [
         f"# {title}: the HTML build and its `_sources` read by chunkeval",
@@ -133,6 +162,15 @@ def markdown(m: dict, title: str, also: list[tuple[str, int, int, str]]) -> str:
                   "| build | documents | non-space characters | recognised as |",
                   "|---|---:|---:|---|"]
         lines += [f"| {name} | {n} | {c:,} | {said.split(':')[0]} |" for name, n, c, said in also]
+    if titles and "pdf" in titles:
+        single = (f", the single-page build {titles['single']} "
+                  f"({titles['pdf'] / max(1, titles['single']) - 1:+.1%})"
+                  if "single" in titles else "")
+        lines += ["", f"The manual printed to PDF ({titles['pdf_pages']} pages, "
+                      f"{titles['pdf_headings']} headings): section-titles finds "
+                      f"{titles['pdf']} questions, the HTML build {titles['html']} "
+                      f"({titles['pdf'] / max(1, titles['html']) - 1:+.1%}){single}. "
+                      f"Problems: {'; '.join(titles['pdf_problems']) or 'none'}."]
     lines += ["", "The build's lines of `corpus info`:", ""]
     lines += [f"- {p.replace(str(m['build']), 'BUILD_DIR')}" for p in m["html_problems"][:8]]
     return "\n".join(lines) + "\n"
@@ -143,6 +181,7 @@ def main() -> None:
     ap.add_argument("build", type=Path, help="a Sphinx HTML build folder holding _sources/")
     ap.add_argument("--title", default="Python 3.11's documentation")
     ap.add_argument("--out", default="bench/results/sphinx-build.md")
+    ap.add_argument("--pdf", type=Path, help="the same manual printed to PDF")
     ap.add_argument("--also", type=Path, nargs="*", default=[],
                     help="other builds of the same sources (dirhtml, singlehtml)")
     args = ap.parse_args()
@@ -150,7 +189,11 @@ def main() -> None:
         sys.exit(f"{args.build}: no _sources/ folder; is it a Sphinx HTML build?")
     Path(args.out).write_text(markdown(measure(args.build), args.title,
                                              builds([args.build, *args.also]) if args.also
-                                             else []), encoding="utf-8")
+                                             else [],
+                                             section_titles(args.build, args.pdf, next(
+                                                 (a for a in args.also
+                                                  if recognise_single(a)), None))
+                                             if args.pdf else None), encoding="utf-8")
     print(Path(args.out).read_text(encoding="utf-8"))
 
 

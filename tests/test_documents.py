@@ -451,3 +451,17 @@ def test_wide_gaps_in_prose_at_different_places_make_no_table():
         page.text(x, 110 + 14 * row, 11, rest)
     doc, _ = parse_pdf(pdf([page]), "moorings.pdf")
     assert [b.kind for b in doc.blocks] == ["heading1", "paragraph"]
+
+
+def test_a_bookmarks_number_may_be_set_apart_from_its_title():
+    p1, p2 = Page(), Page()
+    p1.text(72, 80, 24, "Harbour Handbook", "bold")
+    paragraph(p1, 120, ["Every boat carries a lantern after dusk."])
+    p2.text(72, 80, 14, "CHAPTER THREE", "bold")
+    p2.text(72, 110, 20, "Moorings", "bold")
+    paragraph(p2, 140, ["Moorings are checked every spring tide."])
+    bookmarks = [(1, "Harbour Handbook", 0, 75), (2, "3 Moorings", 1, 75)]
+    doc, problems = parse_pdf(pdf([p1, p2], outline=bookmarks), "handbook.pdf")
+    assert problems == []
+    assert [(b.kind, doc.block_text(b)) for b in doc.blocks if b.is_heading] == [
+        ("heading1", "Harbour Handbook"), ("heading2", "Moorings")]

@@ -36,6 +36,7 @@ _HYPHENATED = re.compile(r"[^\W\d_]-$")
 _ADMONITION = re.compile(r"(?i)^(?:note|warning|tip|hint|important|caution|danger|attention|"
                          r"error|see also|example|todo)s?\s*:?$")
 _NOT_WORD = re.compile(r"[\W_]+")
+_SECTION_NUMBER = re.compile(r"^\s*(?:[0-9]+|[A-Z])(?:\.[0-9]+)*\.?\s+")
 
 
 class _Line:
@@ -203,7 +204,8 @@ def _outline(pdf) -> list[tuple[int, str, int, float | None]]:
 def _outline_headings(outline, pages: list[list[_Line]]) -> dict[int, int]:
     """id(line) -> heading level, for the lines the bookmarks point at. A bookmark's title
     is found on its page at or below the point it targets: a line that ends with it (a
-    section number may come first), or consecutive lines that together spell it."""
+    section number may come first, or the bookmark's own number be set apart), or
+    consecutive lines that together spell it."""
     if not outline:
         return {}
     # Several top-level bookmarks are chapters under the document's title (heading 1);
@@ -212,26 +214,34 @@ def _outline_headings(outline, pages: list[list[_Line]]) -> dict[int, int]:
     shift = 1 if sum(1 for level, *_ in outline if level == top_level) > 1 else 0
     marks: dict[int, int] = {}
     for level, title, index, top in outline:
-        want = _NOT_WORD.sub("", title.lower())
-        if not want:
-            continue
         lines = [l for l in pages[index] if top is None or l.top >= top - 2 * l.size][:20]
-        for j, line in enumerate(lines):
-            got = _NOT_WORD.sub("", line.text.lower())
-            if not got or id(line) in marks:
-                continue
-            run = [line]
-            if not got.endswith(want):
-                got = got.lstrip("0123456789")
-                while want.startswith(got) and got != want and j + len(run) < len(lines):
-                    got += _NOT_WORD.sub("", lines[j + len(run)].text.lower())
-                    run.append(lines[j + len(run)])
-                if got != want:
-                    continue
-            for l in run:
-                marks[id(l)] = min(level - top_level + 1 + shift, 4)
-            break
+        for want in dict.fromkeys((_NOT_WORD.sub("", title.lower()),
+                                   _NOT_WORD.sub("", _SECTION_NUMBER.sub("", title).lower()))):
+            run = _spelled(want, lines, marks) if want else None
+            if run:
+                for l in run:
+                    marks[id(l)] = min(level - top_level + 1 + shift, 4)
+                break
     return marks
+
+
+def _spelled(want: str, lines: list[_Line], marks: dict[int, int]) -> list[_Line] | None:
+    """The first of `lines` (not yet marked) that ends with `want`, letters and digits
+    alone, or the run of lines from one that together spell it."""
+    for j, line in enumerate(lines):
+        got = _NOT_WORD.sub("", line.text.lower())
+        if not got or id(line) in marks:
+            continue
+        if got.endswith(want):
+            return [line]
+        got = got.lstrip("0123456789")
+        run = [line]
+        while want.startswith(got) and got != want and j + len(run) < len(lines):
+            got += _NOT_WORD.sub("", lines[j + len(run)].text.lower())
+            run.append(lines[j + len(run)])
+        if got == want:
+            return run
+    return None
 
 
 def _page_lines(page) -> tuple[list[tuple[float, object]], list[_Line]]:
