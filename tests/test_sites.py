@@ -134,3 +134,12 @@ def test_a_mkdocs_site(tmp_path, cache_dir):
                                             "generator's own (sources, static files, search, "
                                             "indexes)")
     assert len(corpus.problems) == 1
+
+
+def test_a_site_page_without_its_content_area_is_read_whole_and_said_so():
+    page = "<html><body><h1>Plain</h1><p>A page the theme did not lay out.</p></body></html>"
+    doc, problems = parse_html(page.encode(), "plain.html", main=("[role=main]", "div.body"))
+    assert doc.text == "Plain\n\nA page the theme did not lay out."
+    assert [str(p) for p in problems] == [
+        "plain.html: no main content area ([role=main], div.body) on this page of a built "
+        "site: the whole page is read"]

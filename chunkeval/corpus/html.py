@@ -534,6 +534,10 @@ def parse_html(data: bytes, doc_id: str, *, path: str | None = None,
         if found:
             root = found[0]
             break
+    else:
+        if main:
+            problems.append(Problem(where, "no main content area (" + ", ".join(main)
+                                    + ") on this page of a built site: the whole page is read"))
     h1 = next((t for t in (text_of(h) for h in root.iter("h1")) if t), "")
     title = h1 or page_title
 
