@@ -20,7 +20,7 @@ tags: [care]
     trim(wick)
     ```
 
-??? tip
+??? tip inline end
     Folded away until opened.
 
 ???+ warning ""

@@ -172,8 +172,9 @@ def _admonition(cuts: _Cuts, tok) -> None:
     if quoted:
         keep = quoted.span(1)
     else:
-        words = [m.span() for m in re.finditer(r"\S+", line)][1:]  # the marker is not kept
-        keep = (words[0][0], words[-1][1]) if words else (0, 0)
+        # the type names the title ("!!! note inline end" shows "Note"); the marker goes
+        words = [m.span() for m in re.finditer(r"\S+", line)][1:]
+        keep = words[0] if words else (0, 0)
     # the indent of the block around it (a list item, an outer admonition) stays
     if keep[1] > keep[0] and line[keep[0]:keep[1]].strip():
         cuts.cut(s + col, s + keep[0], "admonition")
