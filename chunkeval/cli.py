@@ -36,6 +36,7 @@ from .gate.baselines import ignore_temporaries, key, record_noise
 from .gate.power import set_power
 from .model import digest
 from .outside import load
+from .problems import strict_failure, summary as problem_summary, to_json as problem_json
 from .queries import build_default_query_sets, generate, imports
 from .results import DEFAULTS, BaselineEntry, Results
 from .retrieval import load_retriever
@@ -357,10 +358,13 @@ def _apt_update() -> None:
 
 
 def _report_problems(problems: list[Problem], strict: bool) -> int:
-    for p in problems:
-        print(f"chunkeval: warning: {p}", file=sys.stderr)
-    if problems and strict:
-        print(f"chunkeval: {len(problems)} problem(s) and --strict: failing", file=sys.stderr)
+    """One warning line per kind of problem; under --strict, 1 when one changes what is
+    measured."""
+    for line in problem_summary(problems):
+        print(f"chunkeval: warning: {line}", file=sys.stderr)
+    failing = strict_failure(problems) if strict else None
+    if failing:
+        print(f"chunkeval: {failing}; failing", file=sys.stderr)
         return 1
     return 0
 
@@ -385,6 +389,8 @@ def _info(args) -> int:
         "query_fingerprints": {qs.name: qs.fingerprint for qs in sets.values()},
         "query_sets": {qs.name: _set_info(session, spec) for spec, qs in sets.items()},
         "problems": [str(p) for p in problems],
+        "problem_details": [problem_json(p) for p in problems],
+        "warnings": problem_summary(problems),
     }
     if corpus.paged:  # PDF: how many pages, and that every block of those documents has one
         paged = [d for d in corpus.documents if d.paged]

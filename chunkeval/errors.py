@@ -101,6 +101,11 @@ class Problem:
     path: str
     message: str
     line: int | None = None
+    # What sort of problem it is (a key of chunkeval.problems.KINDS): warnings are printed
+    # one line per kind. "" for one without a kind: its message is its kind.
+    kind: str = ""
+    # What the kind's line counts across files (the directive names a file uses...).
+    names: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path

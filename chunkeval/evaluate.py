@@ -6,19 +6,20 @@ whole matrix; the pytest plugin holds one per session and asks only for what tes
 
 Results are also kept on disk across runs (cache.py, the result cache), under a key of
 everything their numbers depend on (identity.result_key): the hash of the strategy's chunks
-on the query set's view (not its name), the retriever's identity (for one from outside, what
-it computes on a canary set), the resolved analyzer, the query set's name and fingerprint,
-the settings, chunkeval's code and the versions of the numeric libraries. A team's splitter
-is run every time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so
-its chunks are always its code's of today. A strategy whose chunks did not change then costs
-only its chunking: neither its indexes (a hybrid's parts included) nor its scores are built
-again. What the chunking gives (`chunks`,
-`metrics.cut_rate`, `seconds.split`) is taken from this run's chunking; the rest is the
-stored entry, so a reused result equals a fresh one but for its timings and embedding
-counters: `seconds.index` and `seconds.search` are those measured when the entry was stored
-(what the result costs to evaluate; shard plans rely on it), the embedding counters are 0
-(nothing was looked up) and `reused` is true. results.json counts reused and evaluated
-entries in its top-level `result_cache`.
+on the query set's view (not its name), the retriever's identity, the resolved analyzer, the
+query set's name and fingerprint, the settings, chunkeval's code and the versions of the
+numeric libraries. A team's retriever is run every session, its vectors kept in this
+evaluation's memory only, unless its team declares a cache key; a declared one is first
+re-run on a sample of the session's texts (spotcheck.py). A team's splitter is run every
+time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so its chunks
+are always its code's of today. A strategy whose chunks did not change then costs only its
+chunking: neither its indexes (a hybrid's parts included) nor its scores are built again.
+What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken from this
+run's chunking; the rest is the stored entry, so a reused result equals a fresh one but for
+its timings and embedding counters: `seconds.index` and `seconds.search` are those measured
+when the entry was stored (what the result costs to evaluate; shard plans rely on it), the
+embedding counters are 0 (nothing was looked up) and `reused` is true. results.json counts
+reused and evaluated entries in its top-level `result_cache`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import (__version__, cache, identity, invariants, metrics, outside, queries, retrieval,
-               strategies)
+               spotcheck, strategies)
 from .errors import ChunkevalError, ConfigError, ContractError, InputError, StrategyFailed
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
@@ -119,14 +120,9 @@ class Evaluation:
         self._failed: dict[tuple[str, str], StrategyFailed] = {}  # failed chunkings
         self._caches: dict[str, EmbeddingCache] = {}
         self._analyzer: str | None = None
-        self._canary: identity.Canary | None = None
-
-    @property
-    def canary(self) -> identity.Canary:
-        """The canary set retrievers from outside are fingerprinted on (identity.Canary)."""
-        if self._canary is None:
-            self._canary = identity.Canary.of(self.corpus)
-        return self._canary
+        # a retriever from outside: its declared key and epoch, None when nothing is kept
+        self._declared: dict[str, dict | None] = {}
+        self._spot_checked: set[str] = set()  # of those, the ones checked this session
 
     @property
     def analyzer(self) -> str:
@@ -137,18 +133,93 @@ class Evaluation:
         return self._analyzer
 
     def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
-        """The retriever's vectors on disk, under what it computes (identity.py). Without the
-        embedding cache, or for a retriever from outside whose canary could not be computed,
-        in this evaluation's memory only: a text is embedded once a run, and counted."""
+        """The retriever's vectors on disk (identity.embeddings_folder). Without the
+        embedding cache, or for a retriever from outside that declares no cache key, in this
+        evaluation's memory only: a text is embedded once a session, and counted."""
         if retriever.name not in self._caches:
-            folder = identity.embeddings_folder(retriever, self.canary) \
+            folder = identity.embeddings_folder(retriever, self.declared(retriever)) \
                 if self.use_embedding_cache else None
             self._caches[retriever.name] = EmbeddingCache(retriever.name, folder) \
                 if folder is not None else EmbeddingCache(retriever.name, "", on_disk=False)
         return self._caches[retriever.name]
 
-    def retriever_identity(self, name: str) -> dict:
-        return identity.retriever_identity(name, self.canary)
+    def retriever_identity(self, name: str) -> dict | None:
+        """identity.retriever_identity: None when the retriever's results are not kept."""
+        return identity.retriever_identity(name, self.declared)
+
+    def declared(self, r: retrieval.Retriever) -> dict | None:
+        """A retriever from outside's declared cache key and its epoch; None when it declares
+        none, or is an embedding one and the embedding cache is off (its sample check
+        compares with the vectors kept)."""
+        if r.name not in self._declared:
+            key = identity.declared_key(r)
+            kept = key is not None and (self.use_embedding_cache or r.embed is None)
+            self._declared[r.name] = {"key": key, "epoch": identity.epoch(r, key)} \
+                if kept else None
+        return self._declared[r.name]
+
+    def spot_check(self, retriever: str, strategy_name: str, spec: str, *,
+                   rows: bool = True) -> None:
+        """Before anything kept of a declared retriever from outside (`retriever` or a part
+        of it) is used this session: its sample check (spotcheck.py), on this task's texts.
+        Embedding parts first, by their vectors; `rows=False` checks only those (an index is
+        being built); the rest, and an embedding part whose sample the embedding cache no
+        longer holds, by the rows of the kept result."""
+        parts = sorted(_leaves(retriever), key=lambda p: retrieval.get(p).embed is None)
+        for part in parts:
+            r = retrieval.get(part)
+            if (part in self._spot_checked or identity.is_own_retriever(part)
+                    or self.declared(r) is None or (r.embed is None and not rows)):
+                continue
+            # vectors pruned from the cache leave results to check by their rows
+            compared = (r.embed is not None and self._check_vectors(r, strategy_name, spec)
+                        or rows and self._check_rows(r, retriever, strategy_name, spec))
+            if compared:
+                self._spot_checked.add(part)
+
+    def _check_vectors(self, r: retrieval.Retriever, strategy_name: str, spec: str) -> bool:
+        """Re-embed the sample; False when the cache holds none of its texts yet."""
+        at = spotcheck.turn()
+        texts = [q.text for q in self.query_set(spec).queries]
+        sample = [texts[i] for i in spotcheck.queries(len(texts), at)] + spotcheck.chunks(
+            [c.indexed for c in self.chunked(strategy_name, spec).searched], at)
+        kept = self.embedding_cache(r).stored(sample)
+        if not kept:
+            return False
+        with _retriever_failure(strategy_name, r.name):
+            differ = spotcheck.vectors_differ(r.embed, r.batch_size, kept)
+        if differ:
+            self._discard(r, f"vectors ({differ} of {len(kept)} sampled texts differ)")
+        return True
+
+    def _check_rows(self, r: retrieval.Retriever, retriever: str, strategy_name: str,
+                    spec: str) -> bool:
+        """Search with the sampled queries and score them; False when no result is kept."""
+        summary = self.chunk_summary(strategy_name, spec)
+        qs = self.query_set(spec)
+        stored = _stored(self.result_key(summary, retriever, qs), retriever, qs, summary,
+                         self.settings.complete_at)
+        if stored is None:
+            return False
+        picked = spotcheck.queries(len(qs.queries), spotcheck.turn())
+        sub = replace(qs, queries=tuple(qs.queries[i] for i in picked))
+        chunked = self.chunked(strategy_name, spec)
+        ranked, _ = self.ranking(strategy_name, retriever, spec, sub)
+        fresh = self._scores(sub, chunked, ranked).per_query()
+        differ = sum(a.to_json() != b.to_json()
+                     for a, b in zip(fresh, [stored.per_query[i] for i in picked]))
+        if differ:
+            self._discard(r, f"results ({differ} of {len(picked)} sampled queries differ)")
+        return True
+
+    def _discard(self, r: retrieval.Retriever, what: str) -> None:
+        """Said in one line: what is kept under the retriever's key is never read again."""
+        cache.notice(spotcheck.said(r.name, what))
+        kept = self._declared[r.name]
+        self._declared[r.name] = {**kept, "epoch": identity.discard(r, kept["key"])}
+        self._caches.pop(r.name, None)  # its next use reads the new epoch's folder
+        for key in [k for k in self._indexes if r.name in _leaves(k[1])]:
+            del self._indexes[key]  # a check's index may hold vectors of the old epoch
 
     def _embedding_counts(self) -> tuple[int, int]:
         """Texts embedded anew and found in the cache so far: by retrievers and by the
@@ -290,6 +361,8 @@ class Evaluation:
                                       sum(s for _, s in parts) + time.perf_counter() - t0)
             else:
                 texts = [c.indexed for c in self.chunked(strategy_name, spec).searched]
+                if r.embed is not None:
+                    self.spot_check(retriever, strategy_name, spec, rows=False)
                 with _retriever_failure(strategy_name, retriever):
                     index = retrieval.build_index(
                         r, texts, seed=self.settings.seed, analyzer=self.analyzer,
@@ -297,11 +370,13 @@ class Evaluation:
                 self._indexes[key] = (index, time.perf_counter() - t0)
         return self._indexes[key]
 
-    def ranking(self, strategy_name: str, retriever: str, spec: str) -> tuple[np.ndarray, float]:
-        """Ranked handed-chunk ids per query (-1 padded) and the search seconds."""
+    def ranking(self, strategy_name: str, retriever: str, spec: str,
+                qs: QuerySet | None = None) -> tuple[np.ndarray, float]:
+        """Ranked handed-chunk ids per query (-1 padded) and the search seconds; of the
+        queries of `qs` when given (some of the spec's)."""
         chunked = self.chunked(strategy_name, spec)
         index, _ = self.index(strategy_name, retriever, spec)
-        texts = [q.text for q in self.query_set(spec).queries]
+        texts = [q.text for q in (qs or self.query_set(spec)).queries]
         depth = max(SEARCH_DEPTH, self.settings.k)
         t0 = time.perf_counter()
         with _retriever_failure(strategy_name, retriever):
@@ -325,9 +400,11 @@ class Evaluation:
             r = retrieval.get(retriever)
             embedded, cached = self._embedding_counts()  # chunking may embed (semantic)
             if self.result_cache:
+                self.spot_check(retriever, strategy_name, spec)
                 summary = self.chunk_summary(strategy_name, spec)
                 stored_key = self.result_key(summary, retriever, qs)
-                stored = _stored(stored_key, retriever, qs, summary, s.complete_at)
+                stored = _stored(stored_key, retriever, qs, summary,
+                                 s.complete_at) if stored_key else None
                 if stored is not None:
                     embedded2, cached2 = self._embedding_counts()  # chunking's, if it ran
                     self._results[key] = replace(
@@ -339,11 +416,7 @@ class Evaluation:
             chunked = self.chunked(strategy_name, spec)
             _, index_seconds = self.index(strategy_name, retriever, spec)
             ranked, search_seconds = self.ranking(strategy_name, retriever, spec)
-            scores = metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
-                                   budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
-                                   chunk_index=chunked.scoring,
-                                   length=outside.length_function(s.length),
-                                   coverage=s.coverage)
+            scores = self._scores(qs, chunked, ranked)
             embedded2, cached2 = self._embedding_counts()
             self._results[key] = Result(
                 strategy=strategy_name, retriever=retriever, query_set=qs.name,
@@ -365,11 +438,22 @@ class Evaluation:
                                    describes=_describes(summary, retriever, qs))
         return self._results[key]
 
-    def result_key(self, chunks: ChunkSummary, retriever: str, qs: QuerySet) -> str:
-        """The result cache's key (identity.result_key)."""
+    def _scores(self, qs: QuerySet, chunked: Chunked, ranked: np.ndarray) -> metrics.Scores:
+        s = self.settings
+        return metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
+                             budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
+                             chunk_index=chunked.scoring, length=outside.length_function(s.length),
+                             coverage=s.coverage)
+
+    def result_key(self, chunks: ChunkSummary, retriever: str, qs: QuerySet) -> str | None:
+        """The result cache's key (identity.result_key); None for a retriever whose results
+        are not kept (one from outside that declares no cache key)."""
+        kept = self.retriever_identity(retriever)
+        if kept is None:
+            return None
         return identity.result_key(
             chunks=chunks.stats.hash, parents=chunks.parents, lengths=chunks.lengths,
-            retriever=self.retriever_identity(retriever), analyzer=self.analyzer,
+            retriever=kept, analyzer=self.analyzer,
             query_set=(qs.name, qs.fingerprint), settings=self.settings.to_json(),
             depth=(SEARCH_DEPTH, CHILD_DEPTH_FACTOR))
 
@@ -429,18 +513,27 @@ class Evaluation:
             return None
         if key not in self._chunked and self._stored_summary(name, spec) is None:
             return None
+        if any(self._unchecked(ret) for ret in retrievers):
+            return None  # checked where the task runs, where a failure is the task's
         summary = self.chunk_summary(name, spec)
         qs = self.query_set(spec)
         out = []
         for ret in retrievers:
             if (name, ret, spec) not in self._results:
-                stored = _stored(self.result_key(summary, ret, qs), ret, qs, summary,
-                                 self.settings.complete_at)
+                stored_key = self.result_key(summary, ret, qs)
+                stored = _stored(stored_key, ret, qs, summary,
+                                 self.settings.complete_at) if stored_key else None
                 if stored is None:
                     return None
                 self._results[(name, ret, spec)] = _reused(stored, name, summary)
             out.append(self._results[(name, ret, spec)])
         return out
+
+    def _unchecked(self, retriever: str) -> bool:
+        """Whether a part of the retriever awaits its sample check (or is not kept)."""
+        return any(not identity.is_own_retriever(p) and (
+            p not in self._spot_checked or self.declared(retrieval.get(p)) is None)
+            for p in _leaves(retriever))
 
     def run_task(self, task: tuple[str, str], retrievers: list[str]
                  ) -> list[Result | Failure]:
@@ -507,7 +600,7 @@ class Evaluation:
                 metrics.coverage_rule(self.query_set(spec), self.settings.coverage))
                 for spec in self.query_specs},
             strategies={n: strategies.get(n).describe() for n in names},
-            retrievers={r: _described(r, self.canary)
+            retrievers={r: _described(r, self.declared(retrieval.get(r)))
                         for r in dict.fromkeys(x.retriever for x in results)},
             analyzer=self.analyzer,
             embeddings={k: sum((x.embeddings or {}).get(k, 0) for x in results)
@@ -711,15 +804,20 @@ def _chunked_from(entry: dict, view: Corpus, strategy: strategies.Strategy) -> C
                    cut=summary.cut, rewritten=rewritten)
 
 
-def _described(name: str, canary: identity.Canary) -> dict:
+def _described(name: str, declared: dict | None = None) -> dict:
     """A retriever as results.json describes it; an outside one with its source's digest and
-    what it computes, so that results of other code or models under the same version are
-    told apart (merge)."""
+    the cache key it declares, so that results of other code or models under the same
+    version are told apart (merge)."""
     r = retrieval.get(name)
     code = r.source
-    computes = identity.retriever_identity(name, canary).get("computes")
     return r.describe() | ({"code": code} if code else {}) | (
-        {"computes": computes} if computes else {})
+        {"cache_key": declared["key"]} if declared else {})
+
+
+def _leaves(name: str) -> set[str]:
+    """The retrievers a retriever is made of: itself, or a hybrid's parts (theirs too)."""
+    r = retrieval.get(name)
+    return set().union(*map(_leaves, r.fuses)) if r.fuses else {name}
 
 
 def corpus_summary(corpus: Corpus) -> CorpusSummary:

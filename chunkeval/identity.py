@@ -8,8 +8,11 @@ chunkeval can know for certain:
 - the chunk output's hash, for results: a team's splitter is run every time and its chunks
   compared by content, never looked up by the splitter's name or source (which cannot show
   the data files, environment or helper modules it reads);
-- for a retriever from outside chunkeval, what it computes: the vectors (or the ranking) it
-  gives for a fixed canary set, made afresh each session (`Canary`), not its source text;
+- for a retriever from outside chunkeval, nothing unless its team declares a cache key
+  (`declared_key`): an undeclared one is run every session (a sample of what it computes
+  can always miss a change: an input limit, the weights of a word no sample holds); a
+  declared one is re-run on a rotating sample each session (spotcheck.py), and a mismatch
+  starts a new epoch of its key;
 - the settings and the query set's fingerprint.
 
 Nothing here reads a cache: the stores (cache.py, the embedding cache) and the evaluation
@@ -27,9 +30,6 @@ from . import __version__
 from .model import digest
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from .model import Corpus
     from .retrieval.registry import Retriever
     from .strategies.registry import Strategy
 
@@ -40,29 +40,10 @@ PACKAGE = Path(__file__).parent
 # fingerprint (which includes its view), and the reporting code does not touch the numbers.
 # So editing one strategy re-evaluates only what its new chunks change.
 RESULT_MODULES = ("evaluate.py", "metrics.py", "stats.py", "model.py", "results.py",
-                  "cache.py", "outside.py", "identity.py", "retrieval/*.py")
+                  "cache.py", "outside.py", "identity.py", "spotcheck.py", "retrieval/*.py")
 # Libraries whose exact versions the numbers depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn", "PyStemmer")
 SPLITTER_LIBRARIES = ("langchain-text-splitters", "beautifulsoup4", "lxml", "chonkie")
-
-# The canary set a retriever from outside computes each session: fixed texts, a few headings
-# (query-like) and slices of the corpus's documents (chunk-like), at most CANARY_TEXTS.
-CANARY_FIXED = (
-    "How do I install a package from a local file?",
-    "The quick brown fox jumps over the lazy dog. 0123456789",
-    "パッケージをインストールするにはどうすればよいですか。",
-    "def add(a, b):\n    return a + b",
-    "name | version | size\nchunkeval | 1.0 | 42",
-    "",
-)
-CANARY_TEXTS = 32
-CANARY_HEADINGS = 8
-CANARY_SLICE = 400
-# Two canary computations within this (max absolute difference of L2-normalised vectors)
-# are the same retriever: a model's last bits may move with threads or batching.
-CANARY_TOLERANCE = 1e-3
-CANARY_DECIMALS = 3
-
 
 # -- chunkeval's own code and the libraries it calls ----------------------------------------
 _DIGESTS: dict[tuple[str, ...], str] = {}
@@ -226,83 +207,92 @@ def lengths_digest(lengths: Sequence[int]) -> str:
 
 
 # -- retrievers ----------------------------------------------------------------------------
-class Canary:
-    """The canary set of a corpus and the fingerprints retrievers from outside compute on it.
-
-    A fingerprint is what a retriever computes, not what its source says: an `embed`
-    retriever's L2-normalised vectors of the canary texts (rounded), a `build` retriever's
-    ranking of the canary texts searched against themselves. Computed once per process and
-    retriever; the same in every process of a run (the set depends on the corpus alone).
-
-    For an embedding retriever, each fingerprint's vectors are kept beside its embedding
-    cache; new vectors within CANARY_TOLERANCE of kept ones take the kept fingerprint, so
-    that the last bits of a model do not split its cache, and vectors that differ beyond it
-    are a retriever that computes something else: its vectors are embedded afresh (said once).
-    """
-
-    def __init__(self, texts: Sequence[str]):
-        self.texts = list(texts)[:CANARY_TEXTS]
-        self.texts_digest = digest(self.texts)[:16]
-        self._fingerprints: dict[tuple[str, int], str] = {}
-
-    @classmethod
-    def of(cls, corpus: Corpus) -> Canary:
-        docs = sorted(corpus.documents, key=lambda d: d.id)
-        headings = [d.text[b.start:b.end][:CANARY_SLICE] for d in docs for b in d.blocks
-                    if b.is_heading and b.end > b.start]
-        room = CANARY_TEXTS - len(CANARY_FIXED)
-        picked = spread(headings, min(CANARY_HEADINGS, room))
-        slices = []
-        for d in spread([d for d in docs if d.text.strip()], room - len(picked)):
-            mid = max(0, len(d.text) // 2 - CANARY_SLICE // 2)
-            slices.append(d.text[mid:mid + CANARY_SLICE])
-        return cls([*CANARY_FIXED, *picked, *slices])
-
-    def fingerprint(self, retriever: Retriever) -> str:
-        """The retriever's fingerprint on this set (an embedding retriever's canary vectors
-        are kept beside its embedding cache)."""
-        key = (retriever.name, id(retriever.embed or retriever.build))
-        if key not in self._fingerprints:
-            self._fingerprints[key] = self._compute(retriever)
-        return self._fingerprints[key]
-
-    def _compute(self, retriever: Retriever) -> str:
-        import numpy as np
+def declared_key(r: Retriever) -> str | None:
+    """The cache key a retriever from outside declares (`Retriever(cache_key=...)`: a string,
+    or a callable giving one, e.g. a hash of the weights files and settings it reads); None
+    when it declares none: then it is run every session and nothing of it is kept on disk."""
+    key = r.cache_key
+    if key is None:
+        return None
+    if callable(key):
+        from .errors import ConfigError
         try:
-            if retriever.embed is not None:
-                vectors = _embedded(retriever, self.texts)
-                return self._match(retriever.name, vectors, canary_store(retriever))
-            index = retriever.build(self.texts, analyzer="char2", seed=0) if retriever.lexical \
-                else retriever.build(self.texts)
-            ranked = np.asarray(index.search(self.texts, len(self.texts)))
-            return "r" + digest(ranked.astype(np.int64).tolist())[:32]
-        except Exception as e:  # its own failure shows when the index is built; nothing kept
-            return f"failed:{type(e).__name__}:{id(self)}"
+            key = key()
+        except Exception as e:
+            raise ConfigError(f"retriever {r.name!r}: cache_key() raised "
+                              f"{type(e).__name__}: {e}") from None
+    if not isinstance(key, str) or not key:
+        from .errors import ConfigError
+        raise ConfigError(f"retriever {r.name!r}: cache_key gave {key!r}; it must be a "
+                          "non-empty string (or a callable returning one)")
+    return key
 
-    def _match(self, name: str, vectors: np.ndarray, store: Path) -> str:
-        import numpy as np
-        rounded = np.round(vectors, CANARY_DECIMALS) + 0.0  # no negative zeros
-        fp = "v" + hashlib.sha256(rounded.astype("<f8").tobytes()).hexdigest()[:32]
-        kept = sorted(store.glob(f"{self.texts_digest}-*.npy")) if store.is_dir() else []
-        for path in kept:
-            try:
-                old = np.load(path)
-            except (OSError, ValueError):
-                continue
-            if old.shape == vectors.shape and np.abs(old - vectors).max() <= CANARY_TOLERANCE:
-                return path.stem.partition("-")[2]
-        from .cache import atomic_write, notice
-        if kept:
-            notice(f"retriever {name!r} computes different vectors than the cache holds: "
-                   "re-embedding")
-        import io
-        buf = io.BytesIO()
-        np.save(buf, vectors.astype(np.float32))
-        try:
-            atomic_write(store / f"{self.texts_digest}-{fp}.npy", buf.getvalue())
-        except OSError:
-            pass  # a read-only cache: the fingerprint still keys this run
-        return fp
+
+def retriever_identity(name: str, declared) -> dict | None:
+    """What a retriever's vectors and results are kept under: its description and shape;
+    for a built-in, chunkeval's code (in the result key) and its libraries; for one from
+    outside, what `declared(retriever)` gives (its cache key and the key's epoch). None
+    when a retriever from outside (a hybrid's part included) declares no key: its results
+    are not kept across sessions."""
+    from .retrieval import registry
+    r = registry.get(name)
+    parts = [retriever_identity(p, declared) for p in r.fuses]
+    if any(p is None for p in parts):
+        return None
+    out = {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size, "parts": parts}
+    if not r.fuses and not is_own_retriever(name):
+        kept = declared(r)
+        if kept is None:
+            return None
+        out["declared"] = kept
+    return out
+
+
+def _declared_base(r: Retriever, key: str) -> Path:
+    from .cache import embeddings_root, safe_name
+    return embeddings_root() / safe_name(r.name) / f"{safe_name(r.version)}-{digest(key)[:16]}"
+
+
+def epoch(r: Retriever, key: str) -> str:
+    """The epoch of a declared key: "0" until a sample check finds that the retriever
+    computes something else under the same key, then a new one (`discard`), so that what
+    was kept under the old one is never read again."""
+    path = _declared_base(r, key).with_suffix(".epoch")
+    try:
+        found = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return "0"
+    return found if found.isalnum() else "0"
+
+
+def discard(r: Retriever, key: str) -> str:
+    """Start a new epoch for a declared key and delete the old epoch's vectors; the new
+    epoch (the results under the old one are never looked up again, and age out)."""
+    import shutil
+    import uuid
+
+    from .cache import atomic_write, cannot_write
+    base = _declared_base(r, key)
+    old = base.with_name(f"{base.name}-{epoch(r, key)}")
+    new = uuid.uuid4().hex[:12]
+    try:
+        atomic_write(base.with_suffix(".epoch"), new)
+    except OSError as e:
+        cannot_write(e)
+    shutil.rmtree(old, ignore_errors=True)
+    return new
+
+
+def embeddings_folder(r: Retriever, declared: dict | None = None) -> str | None:
+    """The embedding cache's folder of a retriever, under embeddings/<name>/: its version,
+    and for one from outside, its declared key's digest and epoch; None (keep no vectors on
+    disk) for one from outside that declares no key."""
+    from .cache import safe_name
+    if is_own_retriever(r.name):
+        return safe_name(r.version)
+    if declared is None:
+        return None
+    return f"{_declared_base(r, declared['key']).name}-{declared['epoch']}"
 
 
 def spread(items: list, n: int) -> list:
@@ -312,46 +302,3 @@ def spread(items: list, n: int) -> list:
     if len(items) <= n:
         return list(items)
     return [items[(i * len(items)) // n] for i in range(n)]
-
-
-def _embedded(retriever: Retriever, texts: list[str]) -> np.ndarray:
-    """The retriever's L2-normalised vectors of `texts`, in its batches, held to the
-    embedding contract as its index holds them."""
-    import numpy as np
-
-    from .retrieval.embedding import _check, _normalised
-    step = max(1, retriever.batch_size)
-    return _normalised(np.concatenate([
-        _check(retriever.embed(texts[lo:lo + step]), len(texts[lo:lo + step]))
-        for lo in range(0, len(texts), step)]))
-
-
-def retriever_identity(name: str, canary: Canary) -> dict:
-    """What a retriever's vectors and results are kept under: its description and shape;
-    for a built-in, chunkeval's code (in the result key) and its libraries; for one from
-    outside, the fingerprint of what it computes on the canary set."""
-    from .retrieval import registry
-    r = registry.get(name)
-    out = {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size,
-           "parts": [retriever_identity(p, canary) for p in r.fuses]}
-    if not r.fuses and not is_own_retriever(name):
-        out["computes"] = canary.fingerprint(r)
-    return out
-
-
-def embeddings_folder(r: Retriever, canary: Canary | None) -> str | None:
-    """The embedding cache's folder of a retriever, under embeddings/<name>/: its version,
-    and for one from outside, the fingerprint of what it computes; None (keep no vectors)
-    for one from outside whose canary could not be computed."""
-    from .cache import safe_name
-    version = safe_name(r.version)
-    if is_own_retriever(r.name):
-        return version
-    fp = canary.fingerprint(r) if canary is not None else None
-    return f"{version}-{fp[:17]}" if fp and not fp.startswith("failed:") else None
-
-
-def canary_store(r: Retriever) -> Path:
-    """Where an embedding retriever's canary vectors are kept, beside its cache."""
-    from .cache import embeddings_root, safe_name
-    return embeddings_root() / safe_name(r.name) / (safe_name(r.version) + ".canaries")

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from . import config as chunkeval_config
+from . import problems as reported
 from . import shard, strategies
 from .cache import atomic_write
 from .config import SETTINGS
@@ -474,7 +475,7 @@ class Checker:
         if not self.state.problems_sent:
             self.state.problems_sent = True
             self.node.user_properties.append(
-                (PROBLEMS, json.dumps([str(p) for p in self.session.problems()])))
+                (PROBLEMS, json.dumps([reported.to_json(p) for p in self.session.problems()])))
 
     def _where(self) -> str:
         c = self.session.corpus
@@ -602,7 +603,7 @@ class Summary:
     def __init__(self, config: pytest.Config, state: State):
         self.config, self.state = config, state
         self.rows: list[dict] = []
-        self.problems: list[str] = []
+        self.problems: list[dict] = []  # reported.to_json of each
         self.written: str | None = None
         self.error: str | None = None
         self.stale: list[str] = []
@@ -625,11 +626,13 @@ class Summary:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.getoption("update_baselines"):
             self._write_baselines(session)
-        if self.problems and self.state.session.config.strict and session.exitstatus == 0:
+        if self.state.session.config.strict and session.exitstatus == 0 and \
+                reported.strict_failure([reported.from_json(p) for p in self.problems]):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         path = self.state.session.config.json
         if path:
-            atomic_write(path, json.dumps({"rows": self.rows, "problems": self.problems},
+            atomic_write(path, json.dumps({"rows": self.rows, "problems": [
+                str(reported.from_json(p)) for p in self.problems]},
                                           ensure_ascii=False, indent=1))
         page = self.state.session.config.html
         if page and any("verdicts" in r for r in self.rows):
@@ -695,11 +698,12 @@ class Summary:
             tr.write_line(f"corpus {name} (fingerprint {fingerprint})")
         if self.rows and self.state.session.left_out:
             tr.write_line(self.state.session.left_out)
-        for p in self.problems:
-            tr.write_line(f"problem: {p}")
-        if self.problems and self.state.session.config.strict:
-            tr.write_line(f"{len(self.problems)} problem(s) in the input and strict mode: "
-                          "the session fails")
+        found = [reported.from_json(p) for p in self.problems]
+        for line in reported.summary(found):
+            tr.write_line(f"problem: {line}")
+        failing = reported.strict_failure(found) if self.state.session.config.strict else None
+        if failing:
+            tr.write_line(f"{failing}; the session fails")
         table = [r for r in self.rows if "verdicts" in r]
         if table:
             tr.write_line(format_summary(table, self.state.session.config.alpha))

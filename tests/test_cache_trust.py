@@ -108,10 +108,11 @@ def test_a_team_splitter_is_measured_as_it_is_now(project, change, monkeypatch, 
     assert _numbers()[0] == warm  # as on an empty cache
 
 
-def test_a_team_retriever_is_known_by_what_it_computes(project, monkeypatch, tmp_path):
+def test_a_team_retriever_is_run_every_session_unless_it_declares_a_key(project, monkeypatch,
+                                                                         tmp_path):
     _fresh_modules(project)
     before, _ = _numbers("letters")
-    assert _numbers("letters")[1]
+    assert not _numbers("letters")[1]  # declares no cache key: run again
     (project / "weights.txt").write_text("5.0", encoding="utf-8")  # the model was retrained
     _fresh_modules(project)
     warm, reused = _numbers("letters")
@@ -120,18 +121,23 @@ def test_a_team_retriever_is_known_by_what_it_computes(project, monkeypatch, tmp
     assert _numbers("letters")[0] == warm
 
 
-def test_a_retrained_model_is_said_and_its_vectors_made_anew(project, monkeypatch):
+def test_a_retrained_model_under_the_same_key_is_said_and_its_vectors_made_anew(project,
+                                                                               monkeypatch):
     monkeypatch.setattr(cache, "SAID", set())
+    with open(project / "trustret.py", "a", encoding="utf-8") as f:
+        f.write('letters.cache_key = "letters-1"\n')
     _fresh_modules(project)
     evaluation = Evaluation(tiny_corpus(), Settings(), [SPEC])
     evaluation.result("windows", "letters", SPEC)
     assert evaluation.embedding_cache(retrieval.get("letters")).misses > 0
+    _fresh_modules(project)
+    assert _numbers("letters")[1]  # kept under its key
     (project / "weights.txt").write_text("5.0", encoding="utf-8")
     _fresh_modules(project)
     again = Evaluation(tiny_corpus(), Settings(), [SPEC])
-    with pytest.warns(cache.CacheNotice, match="retriever 'letters' computes different "
-                                               "vectors than the cache holds: re-embedding"):
-        again.result("windows", "letters", SPEC)
+    with pytest.warns(cache.CacheNotice, match="retriever 'letters' no longer computes the "
+                                               "vectors .* kept under its cache_key"):
+        assert not again.result("windows", "letters", SPEC).reused
     assert again.embedding_cache(retrieval.get("letters")).hits == 0
 
 

@@ -160,7 +160,7 @@ def test_problems_in_a_query_file_show_in_the_summary_and_strict_fails(team: Pat
     strict = pytest_in(team, "--update-baselines", "-k", "recall and parapack",
                        "--chunkeval-strict")
     assert strict.returncode == 1, strict.stdout
-    assert "3 problem(s) in the input and strict mode" in strict.stdout
+    assert "strict: 3 problem(s) in the input change what is measured" in strict.stdout
 
 
 def test_a_project_with_testpaths_still_gets_the_items(team: Path):

@@ -104,6 +104,8 @@ def test_snippets_inside_the_folder_are_put_in_and_outside_ones_skipped(tmp_path
         "corpus folder; its marker is skipped",
         f"{docs}/oil.md:14: snippet 'snippets/gone.md' not included: no such file in the "
         "corpus folder; its marker is skipped"]
+    assert [p.kind for p in corpus.problems if "oil.md" in p.path] == [
+        "include-outside", "include-outside", "include-missing"]
     # the page's own text maps back to the file; included text maps to its marker
     for t, f, n in doc.file_map:
         assert doc.text[t:t + n] == page[f:f + n]

@@ -182,8 +182,7 @@ def test_cli_outside_retriever_and_cache_hits(outside, capsys):
     doc = json.loads((outside / "out" / "results.json").read_text(encoding="utf-8"))
     code = hashlib.sha256((outside / "mymod.py").read_bytes()).hexdigest()
     described = doc["retrievers"]["letters"]
-    # an outside retriever's source, and the fingerprint of what it computes
-    assert described.pop("computes").startswith("v")
+    # an outside retriever's source; it declares no cache key
     assert described == {"name": "letters", "version": "1", "shape": "embed", "code": code}
     rows = [r for r in doc["results"] if r["retriever"] == "letters"]
     assert len(rows) == 2 and all(r["retriever_version"] == "1" for r in rows)
@@ -191,10 +190,22 @@ def test_cli_outside_retriever_and_cache_hits(outside, capsys):
     assert doc["embeddings"]["embedded"] > 0
     assert "letters" in (outside / "out" / "report.md").read_text(encoding="utf-8")
 
-    # a second run reuses every result: no embedding is even looked up
+    # a second run reuses bm25's results; `letters` declares no cache key: it is run again
+    sys.modules.pop("mymod", None)
     assert _run(outside, outside / "out1", *args) == 0
     capsys.readouterr()
-    reused = json.loads((outside / "out1" / "results.json").read_text(encoding="utf-8"))
+    again = json.loads((outside / "out1" / "results.json").read_text(encoding="utf-8"))
+    assert again["embeddings"] == doc["embeddings"]
+    assert {r["retriever"]: r["reused"] for r in again["results"]} == {"letters": False,
+                                                                      "bm25": True}
+    # declared, it is kept: the next run reuses every result, no embedding even looked up
+    with open(outside / "mymod.py", "a", encoding="utf-8") as f:
+        f.write('embed.cache_key = "letters-1"\n')
+    for out in ("kept1", "kept2"):
+        sys.modules.pop("mymod", None)
+        assert _run(outside, outside / out, *args) == 0
+    reused = json.loads((outside / "kept2" / "results.json").read_text(encoding="utf-8"))
+    assert reused["retrievers"]["letters"]["cache_key"] == "letters-1"
     assert reused["embeddings"] == {"embedded": 0, "cached": 0}
     assert reused["result_cache"]["evaluated"] == 0
 

@@ -8,6 +8,7 @@ import pytest
 from chunkeval.corpus import load_corpus
 from chunkeval.corpus.html import parse_html
 from chunkeval.corpus.sites import SPHINX_MAIN, recognise
+from chunkeval.problems import measured
 
 SIDEBAR = ('<div class="sphinxsidebar" role="navigation"><h3>Navigation</h3>'
            '<ul><li><a href="a.html">Lantern care in the harbour</a></li></ul></div>')
@@ -57,6 +58,7 @@ def test_a_sphinx_build_is_read_as_its_pages_main_content(sphinx_build):
     assert lines == [f"{sphinx_build}: recognised a Sphinx HTML build: read the main content "
                      "area of its 2 page(s), left out 7 file(s) of the generator's own "
                      "(sources, static files, search, indexes)"]
+    assert not measured(corpus.problems[0])  # a note: `strict` does not fail on it
 
 
 def test_a_folder_without_a_generators_marks_is_not_a_site(tmp_path, cache_dir):

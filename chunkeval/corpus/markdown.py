@@ -135,7 +135,8 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     # MkDocs snippets name files from the corpus folder (or beside the file)
     root = Path(where[:-len(doc_id)] or ".") if path and where.endswith(doc_id) else None
     expanded = expand_snippets(raw, root, Path(where) if root else None)
-    problems += [Problem(where, message, line) for message, line in expanded.problems]
+    problems += [Problem(where, message, line, kind)
+                 for message, line, kind in expanded.problems]
     raw = expanded.text
     file_tokens = _markdown().parse(raw)
     seen = render(raw, file_tokens)

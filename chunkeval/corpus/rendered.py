@@ -235,7 +235,7 @@ class Expanded:
     text: str
     # (offset in text, offset in the file or None for included text, length)
     segments: list[tuple[int, int | None, int]]
-    problems: list[tuple[str, int]]  # message, 1-based line
+    problems: list[tuple[str, int, str]]  # message, 1-based line, kind (problems.py)
     removed: int = 0  # characters of the markers replaced by their files
 
 
@@ -279,8 +279,10 @@ def expand_snippets(raw: str, root: Path | None, here: Path | None, depth: int =
             continue
         included, why = _snippet(name, root, here, depth)
         if included is None:
+            kind = ("include-outside" if "outside" in why else
+                    "include-missing" if "no such file" in why else "not-read")
             out.problems.append((f"snippet {name!r} not included: {why}; its marker is "
-                                 "skipped", number))
+                                 "skipped", number, kind))
             if block:
                 replace(start, end, "")
             continue

@@ -33,7 +33,7 @@ from .html import DEFAULT_DROP, HTML_SUFFIXES, PARSER_VERSION, check_selectors, 
 from .markdown import TEXT_PARSER_VERSION, parse_markdown, parse_plain
 from .optional import LIBRARIES
 from .pdf import PDF_PARSER_VERSION, parse_pdf
-from .rst import RST_PARSER_VERSION, parse_rst
+from .rst import RST_PARSER_VERSION, Project, parse_rst
 from .sites import Site, recognise
 from .word import DOCX_PARSER_VERSION, parse_docx
 
@@ -172,7 +172,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
     def unlisted(e: OSError) -> None:
         problems.append(Problem(escaped(str(Path(given) / Path(e.filename).relative_to(root))),
                                 f"cannot list this directory: {e.strerror or e}; its files "
-                                "are not in the corpus"))
+                                "are not in the corpus", kind="not-read"))
 
     def leaves(path: Path) -> bool:
         try:
@@ -185,7 +185,8 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
     for folder, dirs, files in os.walk(root, onerror=unlisted):
         for d in [d for d in dirs if not d.startswith(".") and leaves(Path(folder) / d)]:
             problems.append(Problem(shown(Path(folder) / d), "a symlink to outside the corpus "
-                                                             "directory; not followed"))
+                                                             "directory; not followed",
+                                    kind="not-read"))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
@@ -202,29 +203,31 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             try:
                 kind = path.stat().st_mode
             except OSError as e:  # a symlink loop or a dangling symlink
-                problems.append(Problem(display, f"cannot be read: {e.strerror or e}; skipped"))
+                problems.append(Problem(display, f"cannot be read: {e.strerror or e}; skipped",
+                                        kind="not-read"))
                 continue
             if not stat.S_ISREG(kind):  # a FIFO would block the read for ever
                 problems.append(Problem(display, "not a regular file (a FIFO, socket or "
-                                                 "device); skipped"))
+                                                 "device); skipped", kind="not-read"))
                 continue
             if leaves(path):
                 problems.append(Problem(display, "a symlink to outside the corpus directory; "
-                                                 "skipped"))
+                                                 "skipped", kind="not-read"))
                 continue
             try:
                 size = path.stat().st_size
                 if size > max_bytes:
                     problems.append(Problem(display, f"{_mb(size)}, over the {_mb(max_bytes)} "
                                                      "limit on a document; skipped (raise the "
-                                                     "limit with --max-document-mb)"))
+                                                     "limit with --max-document-mb)",
+                                            kind="not-read"))
                     continue
                 data = path.read_bytes()
             except OSError as e:
                 data = e
             if rel in ids:  # claimed only by a file that is read, not by a skipped one
                 problems.append(Problem(display, f"named {rel!r} once escaped, like "
-                                                 f"{ids[rel]}; skipped"))
+                                                 f"{ids[rel]}; skipped", kind="not-read"))
                 continue
             ids[rel] = display
             if rel != path.relative_to(root).as_posix():
@@ -234,7 +237,8 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             inputs.append(_Input(rel, display, f"{escaped(root.name)}/{rel}", data,
                                  gz_name=name.lower().endswith(".gz")))
     if site:
-        problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated)))
+        problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated),
+                                   kind="site"))
     if not inputs:
         known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
         raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
@@ -260,8 +264,8 @@ def _cache_path(key: str) -> Path:
     return cache_root() / "corpus" / f"{key}.json.gz"
 
 
-# A problem as cached: (doc id, message, line).
-_Found = tuple[str, str, int | None]
+# A problem as cached: (doc id, message, line, kind, names).
+_Found = tuple[str, str, int | None, str, tuple[str, ...]]
 
 
 def _read_cache(path: Path, name: str) -> tuple[list[Document], list[_Found]] | None:
@@ -271,7 +275,10 @@ def _read_cache(path: Path, name: str) -> tuple[list[Document], list[_Found]] | 
         if data["format"] != CACHE_FORMAT or data["name"] != name:
             return None
         docs = [Document.from_json(d) for d in data["documents"]]
-        problems = [(p["doc"], p["message"], p.get("line")) for p in data["problems"]]
+        problems = [(p["doc"], p["message"], p.get("line"), p.get("kind", ""),
+                     tuple(p.get("names", ()))) for p in data["problems"]]
+        if not _unchanged(data.get("read", {})):
+            return None
         return docs, problems
     except FileNotFoundError:
         return None
@@ -279,10 +286,23 @@ def _read_cache(path: Path, name: str) -> tuple[list[Document], list[_Found]] | 
         return None
 
 
-def _write_cache(path: Path, name: str, docs, problems) -> None:
+def _unchanged(read: dict[str, str]) -> bool:
+    """Whether the files the documents included (path -> sha256) are still as they were."""
+    for file, sha in read.items():
+        try:
+            if hashlib.sha256(Path(file).read_bytes()).hexdigest() != sha:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _write_cache(path: Path, name: str, docs, problems, read: dict[str, str]) -> None:
     data = {"format": CACHE_FORMAT, "name": name, "parser": PARSER_VERSION,
-            "documents": [d.to_json() for d in docs],
-            "problems": [{"doc": doc, "message": msg, "line": line} for doc, msg, line in problems]}
+            "documents": [d.to_json() for d in docs], "read": read,
+            "problems": [{"doc": doc, "message": msg, "line": line, "kind": kind,
+                          "names": list(names)}
+                         for doc, msg, line, kind, names in problems]}
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     try:
         atomic_write(path, gzip.compress(raw, compresslevel=6))
@@ -291,8 +311,17 @@ def _write_cache(path: Path, name: str, docs, problems) -> None:
 
 
 def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None,
-               max_bytes: int = MAX_DOCUMENT_MB * 10**6, main: Sequence[str] = ()):
+               max_bytes: int = MAX_DOCUMENT_MB * 10**6, root: Path | None = None,
+               main: Sequence[str] = ()):
+    """The documents, the problems, and the files outside the inputs that documents included
+    (path -> sha256: a change to one makes the cached parse stale). `main`: the content
+    area of a built site's pages (sites.py)."""
     docs, problems = [], []
+    project = None
+    if any(format_of(i.doc_id) == "rst" for i in inputs):
+        project = Project.of(root, {i.doc_id: i.data.decode("utf-8", "replace")
+                                    for i in inputs if format_of(i.doc_id) == "rst"
+                                    and isinstance(i.data, bytes)})
     # A format whose library is missing: one line for all its files, not one per file.
     missing: dict[str, list[str]] = {}
     absent = {f for f in {format_of(i.doc_id) or "html" for i in inputs} if _library(f) is None}
@@ -304,7 +333,7 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
         shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
         problems.append((ids[0], f"{len(ids)} {fmt} file(s) not read ({shown}): reading them "
                                  f"needs {LIBRARIES[fmt][1]}; pip install 'chunkeval[documents]'",
-                         None))
+                         None, "not-read", ()))
     skipped = {doc_id for ids in missing.values() for doc_id in ids}
     with Progress(f"parsing {name}", len(inputs), enabled=progress) as bar:
         for item in inputs:
@@ -312,20 +341,24 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                 pass
             elif isinstance(item.data, OSError):
                 reason = item.data.strerror or str(item.data)
-                problems.append((item.doc_id, f"cannot read: {reason}", None))
+                problems.append((item.doc_id, f"cannot read: {reason}", None, "not-read", ()))
             else:
                 try:
                     data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
-                    problems += [(item.doc_id, note, None) for note in notes]
+                    problems += [(item.doc_id, note, None, "", ()) for note in notes]
                     parse = _parser(item.doc_id)
                     kwargs = {"drop": drop, "main": main} if parse is parse_html else {}
+                    if parse is parse_rst:
+                        kwargs = {"project": project,
+                                  "file": root / item.doc_id if root else None}
                     doc, found = parse(data, item.doc_id, path=item.display, **kwargs)
                     docs.append(dataclasses.replace(doc, source=item.source))
-                    problems += [(item.doc_id, p.message, p.line) for p in found]
+                    problems += [(item.doc_id if p.path == item.display else p.path, p.message,
+                                  p.line, p.kind, p.names) for p in found]
                 except InputError as e:
-                    problems.append((item.doc_id, e.message, e.line))
+                    problems.append((item.doc_id, e.message, e.line, "not-read", ()))
             bar.step(item.doc_id)
-    return docs, problems
+    return docs, problems, (project.read if project else {})
 
 
 def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = None,
@@ -352,7 +385,7 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         debs = fetch_builtin(name, progress=progress)
         keyed = [(pkg.file_name, pkg.sha256) for pkg in builtin_packages(name)]  # verified
         inputs = None  # unpacked only when the cache misses
-        display, unsupported, main = {}, [], ()
+        display, unsupported, root, main = {}, [], None, ()
     else:
         root = Path(source).expanduser()
         name = root.resolve().name or "corpus"
@@ -370,18 +403,20 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
     else:
         if inputs is None:
             inputs = _debian_inputs(name, debs)
-        docs, problems = _parse_all(name, inputs, drop, progress, max_bytes, main)
+        docs, problems, read = _parse_all(name, inputs, drop, progress, max_bytes,
+                                          root, main)
         if use_cache:
-            _write_cache(path, name, docs, problems)
+            _write_cache(path, name, docs, problems, read)
 
     problem_list = tuple(walk_problems) + tuple(
-        Problem(display.get(doc, doc), msg, line) for doc, msg, line in problems)
+        Problem(display.get(doc, doc), msg, line, kind, names)
+        for doc, msg, line, kind, names in problems)
     if unsupported:  # one line for all of them: a docs folder holds many images
         shown = ", ".join(unsupported[:20]) + (f" and {len(unsupported) - 20} more"
                                                if len(unsupported) > 20 else "")
         problem_list += (Problem(source, f"{len(unsupported)} unsupported file(s) not read "
                                          f"(not HTML, Markdown, text, PDF, Word or "
-                                         f"reStructuredText): {shown}"),)
+                                         f"reStructuredText): {shown}", kind="unsupported"),)
     if not docs:
         shown = "; ".join(str(p) for p in problem_list[:5])
         raise CorpusError(f"no document in {source} could be read: {shown}")

@@ -1,8 +1,9 @@
 """Embedding retrievers: cosine ranking of vectors, and the cache that keeps them.
 
 The embedding cache: vectors keyed by the retriever's identity (identity.embeddings_folder:
-its name and version, and for a retriever from outside chunkeval the fingerprint of what it
-computes on a canary set) and the sha256 of the text.
+its name and version, and for a retriever from outside chunkeval the cache key its team
+declares, with the key's epoch) and the sha256 of the text. A retriever from outside that
+declares no key keeps its vectors in memory only.
 
 Under cache_root()/embeddings/<name>/<folder>/, each lookup's newly embedded texts (up to
 1,024) make one shard file (`<random>.npz`: the 32-byte text digests and the float32 vectors), written
@@ -54,10 +55,10 @@ def digest(text: str) -> bytes:
 class EmbeddingCache:
     """One retriever's vectors. `hits` and `misses` count texts looked up since creation.
 
-    `folder` is what identity.embeddings_folder gives: a retriever that computes other
-    vectors (a new model, weights file or environment) gets another folder. A shard that
-    cannot be read whole, or holds vectors of another width or that are not finite, is a
-    miss: its texts are embedded again and the shard is removed. `on_disk=False` keeps the
+    `folder` is what identity.embeddings_folder gives: another declared key, or a new
+    epoch of one, is another folder. A shard that cannot be read whole, or holds vectors of
+    another width or that are not finite, is a miss: its texts are embedded again and the
+    shard is removed. `on_disk=False` keeps the
     vectors in this process only (a model no key on disk can name)."""
 
     def __init__(self, name: str, folder: str, directory: Path | None = None, *,

@@ -43,9 +43,14 @@ class Retriever:
     batch_size: int = 64
     description: str = ""
     # sha256 of the source of the project's module that named it (MODULE:ATTR), as
-    # results.json describes it; the caches key a retriever from outside by what it computes
-    # (identity.Canary), not by this
+    # results.json describes it; no cache is keyed by it (a model's weights, files and
+    # environment are not in its source)
     code: str | None = field(default=None, compare=False)
+    # What a retriever from outside declares its vectors and results depend on: a string the
+    # team changes when they change (e.g. "weights-2024-06"), or a callable returning one
+    # (e.g. a hash of the weights files and settings it reads). Without one it is run every
+    # session (identity.declared_key); chunkeval's own retrievers are keyed by their code.
+    cache_key: str | Callable[[], str] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         shapes = (self.embed is not None) + (self.build is not None) + bool(self.fuses)
@@ -130,7 +135,8 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
 
     The attribute may be a Retriever, a list of them, or a plain callable
     `embed(texts) -> array [n, d]`: that is named after `f.retriever_name` (default the
-    attribute), versioned by `f.version` (default "0") and batched by `f.batch_size`."""
+    attribute), versioned by `f.version` (default "0"), batched by `f.batch_size` and kept
+    across sessions under `f.cache_key` (default: not kept)."""
     obj: Any = outside.load(spec, "retriever", root)
     code = outside.spec_digest(spec)
     if isinstance(obj, Retriever):
@@ -146,7 +152,7 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
                               f"{getattr(obj, 'batch_size')!r} is not a whole number") from None
         found = [Retriever(name=str(getattr(obj, "retriever_name", attr.rsplit(".", 1)[-1])),
                            version=str(getattr(obj, "version", "0")), embed=obj,
-                           batch_size=batch_size)]
+                           batch_size=batch_size, cache_key=getattr(obj, "cache_key", None))]
     else:
         raise ConfigError(f"retriever {spec!r}: not a Retriever, a list of them, or an "
                           "embedding function")

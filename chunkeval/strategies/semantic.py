@@ -112,9 +112,8 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                           f"{getattr(r.embed, 'install', 'see the README')}")
     if not identity.is_own_retriever(r.name) or not _ON_DISK.get():
-        # a model from outside is known by what it computes, which only an evaluation's
-        # canary tells (identity.py), and an evaluation may keep no cache: the vectors are
-        # then kept for this process only
+        # a model from outside is run every session (identity.py), and an evaluation may
+        # keep no cache: the vectors are then kept for this process only
         key: Path | tuple[str, int] = (r.name, id(r.embed))
         if key not in _CACHES:
             _CACHES[key] = EmbeddingCache(r.name, "", on_disk=False)
