@@ -10,6 +10,8 @@ copies the seven manuals of each into cache_root()/bench/r-manuals-<version>/{pd
 - documents, non-space characters, blocks by kind, blocks with a page (PDF), pages;
 - the query sets the builders make (FAQ questions from headings, section titles);
 - parse time without the cache (median of --repeat runs, in one process);
+- where each table the PDF reader finds sits in the HTML edition (a table, a definition
+  list, code, or running prose: a false table), found by its first row's first two cells;
 - `chunkeval run` of --strategies with bm25 (one job): Recall@5, budget recall, doc hit@5,
   and on the PDF edition page hit@5 and the pages the 2,000-character budget hands over.
 
@@ -86,6 +88,42 @@ def describe(folder: Path, repeat: int) -> dict:
             "parse_seconds": statistics.median(times), "repeat": repeat}
 
 
+def _squeezed(text: str) -> str:
+    # the PDF's text layer splits ligatures ("fi" read as "fifi"): compare letters and digits
+    return "".join(c for c in text.lower().replace("fifi", "fi").replace("flfl", "fl")
+                   .replace("ffff", "ff") if c.isalnum())
+
+
+def tables(pdf_folder: Path, html_folder: Path) -> dict:
+    """The PDF's tables, each looked up in the HTML edition of its manual: the kind of the
+    HTML block holding its first row's first two cells."""
+    from chunkeval.corpus import load_corpus
+    pdf = load_corpus(str(pdf_folder), progress=False)
+    html = load_corpus(str(html_folder), progress=False)
+    found: Counter = Counter()
+    examples: dict[str, list[str]] = {}
+    for doc in pdf.documents:
+        other = html[doc.id.replace(".pdf", ".html")]
+        blocks = [(b.kind, _squeezed(other.block_text(b))) for b in other.blocks]
+        for b in doc.blocks:
+            if b.kind != "table":
+                continue
+            start, end = b.rows[0]
+            cells = [_squeezed(c) for c in doc.text[start:end].split(" | ")][:2]
+            kinds = [k for k, text in blocks if all(c in text for c in cells)]
+            kind = next((k for k in ("table", "dl") if k in kinds), kinds[0] if kinds
+                        else "not found")
+            found[kind] += 1
+            examples.setdefault(kind, []).append(f"{doc.id} p.{b.page}: "
+                                                 f"{doc.text[start:end][:70]}")
+    html_tables = sum(1 for d in html.documents for b in d.blocks if b.kind == "table")
+    index_tables = sum(1 for d in html.documents for b in d.blocks if b.kind == "table" and (
+        "index" in (b.headings[1] + b.headings[2]).lower()
+        or d.block_text(b).startswith("Jump to")))
+    return {"pdf": sum(found.values()), "html": html_tables, "html_indexes": index_tables,
+            "found_as": dict(found), "examples": {k: v[:5] for k, v in examples.items()}}
+
+
 def run(folder: Path, out: Path, strategies: str) -> dict:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "chunkeval", "run", "--corpus", str(folder),
@@ -115,7 +153,8 @@ def markdown(version: str, facts: dict, runs: dict, strategies: str) -> str:
         "# The R manuals: PDF and HTML editions side by side",
         "",
         f"`python bench/r_manuals.py`: Debian's `r-doc-pdf` and `r-doc-html` {version}, the "
-        f"seven manuals ({', '.join(MANUALS)}). Two shared CPUs.",
+        f"seven manuals ({', '.join(MANUALS)}). Two shared CPUs"
+        + (f", load average {facts['load']} while measured." if facts.get("load") else "."),
         "",
         "| | PDF (`r-doc-pdf`) | HTML (`r-doc-html`) |",
         "|---|---:|---:|",
@@ -138,6 +177,17 @@ def markdown(version: str, facts: dict, runs: dict, strategies: str) -> str:
     ]
     lines += [f"| {kind} blocks | {pdf['blocks'].get(kind, 0):,} | {html['blocks'].get(kind, 0):,} |"
               for kind in kinds]
+    t = facts.get("tables")
+    if t:
+        shown = ", ".join(f"{kind} {n}" for kind, n in sorted(t["found_as"].items()))
+        lines += ["", f"Tables: the PDF reader finds {t['pdf']} (ruled or by aligned columns); the "
+                      f"HTML edition has {t['html']}, {t['html_indexes']} of them its indexes' "
+                      f"tables of links (the PDF's indexes are dot-leader lines), so "
+                      f"{t['html'] - t['html_indexes']} outside them. Where the PDF's tables sit "
+                      f"in the HTML edition (the block holding a table's first row): {shown}.",
+                  ""]
+        lines += [f"- {kind}: " + "; ".join(f"`{e}`" for e in t["examples"][kind][:3])
+                  for kind in sorted(t["examples"])]
     lines += ["", f"`chunkeval run --strategies {strategies} --retrievers bm25` on each edition "
                   "(k = 5, budget 2,000 characters). Percent, but pages in budget: the mean "
                   "number of pages the chunks within the budget come from.", ""]
@@ -165,13 +215,18 @@ def markdown(version: str, facts: dict, runs: dict, strategies: str) -> str:
         "Running headers, page numbers and the tables of contents are dropped from the PDF.",
         "- The builders find nearly the same questions and titles in both (the rows 'the same "
         "query text'; the PDF sets some words in small capitals, 'S-Plus' for 'S-PLUS'): "
-        "headings come from font sizes in the PDF (the title, chapters, sections, "
-        "subsections: four sizes, four levels).",
-        "- Structure the PDF does not draw is not recovered: texinfo's `@table` entries (a "
-        "term, then an indented description) have no mark, so no `dl`, the term often a "
-        "one-line `pre` in a monospaced font; its tables have no rules, which pdfplumber's "
-        "table finder needs; a list item is only a line that starts with a bullet or a "
-        "number.",
+        "headings come from the PDF's outline (bookmarks: chapters, sections, subsections; "
+        "the title above them); the HTML edition's fourth level (subsubsections) has no "
+        "bookmark, so fewer heading4 blocks.",
+        "- Tables without rules are found by their aligned columns. texinfo's `@table` "
+        "entries whose term and description share a line read as two-column tables (the "
+        "HTML edition draws them as definition lists); code whose comments line up stays "
+        "code unless the comment is set in a proportional font (the 'pre' row above). The "
+        "HTML edition's other tables are mostly layout around code (two listings side by "
+        "side, boxed examples), which the PDF draws as code.",
+        "- Otherwise structure the PDF does not draw is not recovered: a texinfo `@table` "
+        "term on a line of its own has no mark, so no `dl`; a list item is only a line that "
+        "starts with a bullet or a number.",
         "- page hit@5 is below doc hit@5: a chunk of the right manual often lies on another "
         "page than the answer. Small chunks send a reader to many more pages for the same "
         "budget.",
@@ -188,6 +243,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench/results/r-manuals.md")
     ap.add_argument("--strategies", default=STRATEGIES)
     ap.add_argument("--repeat", type=int, default=3, help="parse runs (median)")
+    ap.add_argument("--load", help="the load average measured under, said beside the times")
     ap.add_argument("--render", action="store_true",
                     help="only write the Markdown again from the JSON beside --out")
     args = ap.parse_args()
@@ -197,10 +253,13 @@ def main() -> None:
     else:
         version, folders = fetch()
         facts = {edition: describe(folder, args.repeat) for edition, folder in folders.items()}
+        facts["tables"] = tables(folders["pdf"], folders["html"])
         with tempfile.TemporaryDirectory() as tmp:
             runs = {edition: run(folder, Path(tmp) / edition, args.strategies)
                     for edition, folder in folders.items()}
     from chunkeval.cache import atomic_write
+    if args.load:
+        facts["load"] = args.load
     text = markdown(version, facts, runs, args.strategies)
     atomic_write(Path(args.out), text + "\n")
     atomic_write(Path(args.out).with_suffix(".json"),

@@ -163,12 +163,13 @@ class Document:
         return t + file_offset - f if file_offset < f + n else None
 
     def file_offset(self, text_offset: int) -> int:
-        """The file offset of a text offset (the text's end maps to its last run's end)."""
+        """The file offset of a text offset (the text's end maps to its last run's end; text
+        another file put in, a Markdown snippet, maps to where it was put in)."""
         if not self.file_map:
             raise ValueError(f"{self.id}: the document text is not a slice of its file")
         i = max(bisect.bisect_right(self.file_map, text_offset, key=lambda run: run[0]) - 1, 0)
-        t, f, _ = self.file_map[i]
-        return f + text_offset - t
+        t, f, n = self.file_map[i]
+        return f + max(0, min(text_offset - t, n))
 
     def text_span(self, start: int, end: int) -> tuple[int, int] | None:
         """The text span of what the parser kept of the file's [start, end); None when it

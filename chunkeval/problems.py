@@ -38,6 +38,7 @@ KINDS = {
                            "(not run): read as nothing", False),
     "no-sections": Kind("have no sections: each is read as one section", False),
     "unsupported": Kind("", False),
+    "site": Kind("", False),  # which generator built the folder: a note, one line
 }
 EXAMPLES = 3
 

@@ -60,9 +60,11 @@ def _content(page: Page) -> bytes:
     return b"\n".join(out)
 
 
-def pdf(pages: list[Page], *, title: str = "", password: bool = False) -> bytes:
+def pdf(pages: list[Page], *, title: str = "", password: bool = False,
+        outline: list[tuple[int, str, int, float]] = ()) -> bytes:
     """The bytes of a PDF of these pages. `password`: encrypted with a user password
-    (the standard security handler), so that no reader opens it without one."""
+    (the standard security handler), so that no reader opens it without one. `outline`:
+    bookmarks (level from 1, title, page index, y from the page's top), in order."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
@@ -84,7 +86,8 @@ def pdf(pages: list[Page], *, title: str = "", password: bool = False) -> bytes:
         kids.append(add(f"<< /Type /Page /Parent {tree} 0 R /MediaBox [0 0 {WIDTH} {HEIGHT}] "
                         f"/Resources << /Font << {font_dict} >> /XObject << /Im1 {image} 0 R >> "
                         f">> /Contents {stream} 0 R >>".encode()))
-    objects[catalog - 1] = f"<< /Type /Catalog /Pages {tree} 0 R >>".encode()
+    extra = f" /Outlines {_outline(outline, kids, add, objects)} 0 R" if outline else ""
+    objects[catalog - 1] = f"<< /Type /Catalog /Pages {tree} 0 R{extra} >>".encode()
     objects[tree - 1] = (f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] "
                          f"/Count {len(kids)} >>").encode()
     info = add(b"<< /Title (" + _escape(title) + b") >>") if title else None
@@ -111,6 +114,36 @@ def pdf(pages: list[Page], *, title: str = "", password: bool = False) -> bytes:
         trailer += f" /Encrypt {encrypt} 0 R /ID [<{'ab' * 16}> <{'ab' * 16}>]"
     out += f"trailer\n<< {trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def _outline(entries, kids: list[int], add, objects: list[bytes]) -> int:
+    """The outline's objects: a tree of bookmarks, each pointing at (page, y) with /XYZ."""
+    root = add(b"")
+    ids = [add(b"") for _ in entries]
+    parents = []  # for each entry, its parent's object number
+    stack: list[tuple[int, int]] = [(0, root)]  # (level, object)
+    for (level, _, _, _), n in zip(entries, ids):
+        while stack[-1][0] >= level:
+            stack.pop()
+        parents.append(stack[-1][1])
+        stack.append((level, n))
+    children: dict[int, list[int]] = {}
+    for n, parent in zip(ids, parents):
+        children.setdefault(parent, []).append(n)
+    for (level, title, page, y), n, parent in zip(entries, ids, parents):
+        siblings = children[parent]
+        k = siblings.index(n)
+        links = "".join([f" /Prev {siblings[k - 1]} 0 R" if k else "",
+                         f" /Next {siblings[k + 1]} 0 R" if k + 1 < len(siblings) else "",
+                         f" /First {children[n][0]} 0 R /Last {children[n][-1]} 0 R "
+                         f"/Count {len(children[n])}" if n in children else ""])
+        objects[n - 1] = (b"<< /Title (" + _escape(title) + b")" + f" /Parent {parent} 0 R "
+                          f"/Dest [{kids[page]} 0 R /XYZ 72 {HEIGHT - y} null]{links} >>"
+                          .encode())
+    top = children[root]
+    objects[root - 1] = (f"<< /Type /Outlines /First {top[0]} 0 R /Last {top[-1]} 0 R "
+                         f"/Count {len(top)} >>").encode()
+    return root
 
 
 def paragraph(page: Page, y: float, lines: list[str], x: float = 72, size: float = 11,

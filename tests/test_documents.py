@@ -371,3 +371,96 @@ def test_contents_and_index_pages_are_dropped_but_their_heading_stays():
     assert _blocks(doc) == [(1, "heading1", "Contents"), (2, "heading1", "1 Lanterns"),
                             (2, "paragraph", "Lanterns burn oil. Wicks are trimmed daily."),
                             (3, "heading1", "Index")]
+
+
+def _handbook(admonition_size: float = 17) -> list[Page]:
+    """Two pages: a title, chapters at 14 pt, sections bold at body size, and a "Note:"
+    title set as large as a chapter (as some manuals set admonitions)."""
+    p1, p2 = Page(), Page()
+    p1.text(72, 80, 24, "Harbour Handbook", "bold")
+    p1.text(72, 130, 14, "1 Lanterns", "bold")
+    y = paragraph(p1, 160, ["Every boat carries a lantern after dusk."])
+    p1.text(72, y + 20, admonition_size, "Note:", "bold")
+    y = paragraph(p1, y + 44, ["Spare wicks live in the shed."])
+    p1.text(72, y + 20, 11, "1.1 Trimming the wick", "bold")
+    paragraph(p1, y + 44, ["Cut the wick square with the brass scissors."])
+    p2.text(72, 80, 14, "2 Moorings", "bold")
+    paragraph(p2, 110, ["Moorings are checked every spring tide."])
+    return [p1, p2]
+
+
+def test_a_pdf_with_an_outline_takes_its_headings_from_the_bookmarks():
+    bookmarks = [(1, "Lanterns", 0, 125), (2, "Trimming the wick", 0, 220),
+                 (1, "Moorings", 1, 75)]
+    doc, problems = parse_pdf(pdf(_handbook(), outline=bookmarks), "handbook.pdf")
+    assert problems == []
+    assert [(b.kind, doc.block_text(b)) for b in doc.blocks if b.is_heading] == [
+        ("heading1", "Harbour Handbook"), ("heading2", "1 Lanterns"),
+        ("heading3", "1.1 Trimming the wick"), ("heading2", "2 Moorings")]
+    note = next(b for b in doc.blocks if doc.block_text(b).startswith("Note:"))
+    assert note.kind == "paragraph" and note.headings == ("Harbour Handbook", "1 Lanterns", "")
+
+
+def test_without_an_outline_an_admonition_title_is_no_heading():
+    doc, _ = parse_pdf(pdf(_handbook()), "handbook.pdf")
+    headings = [(b.kind, doc.block_text(b)) for b in doc.blocks if b.is_heading]
+    assert "Note:" not in [t for _, t in headings]
+    # the chapters stay one level below the title: the note's size makes no level
+    assert ("heading2", "1 Lanterns") in headings and ("heading2", "2 Moorings") in headings
+
+
+def test_bookmarks_that_are_not_on_their_pages_leave_the_headings_to_font_sizes():
+    bookmarks = [(1, "Anchors", 0, 125), (1, "Chains", 1, 75)]
+    doc, problems = parse_pdf(pdf(_handbook(), outline=bookmarks), "handbook.pdf")
+    assert [str(p) for p in problems] == [
+        "handbook.pdf: only 0 of the 2 bookmarks in its outline were found on their pages: "
+        "headings are taken from font sizes instead"]
+    assert ("heading2", "1 Lanterns") in [(b.kind, doc.block_text(b)) for b in doc.blocks]
+
+
+def test_a_table_without_rules_is_found_by_its_aligned_columns_and_prose_is_not():
+    page = Page()
+    page.text(72, 80, 17, "Oil grades", "bold")
+    y = paragraph(page, 110, ["Lamp oils differ in how long they burn and in how much soot",
+                              "they leave on the chimney glass, so the guild keeps a short",
+                              "list of the grades it allows on the harbour wall."])
+    for row, (grade, hours, soot) in enumerate([("Grade", "Burns for", "Soot"),
+                                                ("paraffin", "nine hours", "little"),
+                                                ("whale", "seven hours", "much"),
+                                                ("olive", "five hours", "none")]):
+        for x, cell in ((72, grade), (200, hours), (330, soot)):
+            page.text(x, y + 14 + 14 * row, 11, cell)
+    paragraph(page, y + 90, ["After the table the prose goes on as before, line after",
+                             "line, with nothing but word spaces between its words."])
+    doc, _ = parse_pdf(pdf([page]), "oils.pdf")
+    tables = [b for b in doc.blocks if b.kind == "table"]
+    assert [doc.block_text(b) for b in tables] == [
+        "Grade | Burns for | Soot\nparaffin | nine hours | little\nwhale | seven hours | much\n"
+        "olive | five hours | none"]
+    assert [b.kind for b in doc.blocks if "prose goes on" in doc.block_text(b)] == ["paragraph"]
+
+
+def test_wide_gaps_in_prose_at_different_places_make_no_table():
+    page = Page()
+    page.text(72, 80, 17, "Moorings", "bold")
+    for row, (first, x, rest) in enumerate([("Ropes fray.", 150, "Check them at every tide."),
+                                            ("Knots slip when wet.", 215, "Tie them twice."),
+                                            ("Buoys drift.", 160, "Count them each morning.")]):
+        page.text(72, 110 + 14 * row, 11, first)
+        page.text(x, 110 + 14 * row, 11, rest)
+    doc, _ = parse_pdf(pdf([page]), "moorings.pdf")
+    assert [b.kind for b in doc.blocks] == ["heading1", "paragraph"]
+
+
+def test_a_bookmarks_number_may_be_set_apart_from_its_title():
+    p1, p2 = Page(), Page()
+    p1.text(72, 80, 24, "Harbour Handbook", "bold")
+    paragraph(p1, 120, ["Every boat carries a lantern after dusk."])
+    p2.text(72, 80, 14, "CHAPTER THREE", "bold")
+    p2.text(72, 110, 20, "Moorings", "bold")
+    paragraph(p2, 140, ["Moorings are checked every spring tide."])
+    bookmarks = [(1, "Harbour Handbook", 0, 75), (2, "3 Moorings", 1, 75)]
+    doc, problems = parse_pdf(pdf([p1, p2], outline=bookmarks), "handbook.pdf")
+    assert problems == []
+    assert [(b.kind, doc.block_text(b)) for b in doc.blocks if b.is_heading] == [
+        ("heading1", "Harbour Handbook"), ("heading2", "Moorings")]

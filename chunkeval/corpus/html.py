@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # imported where a page is parsed: the commands that parse no
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz")
 
 # Bump whenever the parser's output for the same bytes may change: it keys the parse cache.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 
 # Removed before anything is read. Simple CSS: tag, .class, #id, [attr], [attr=value]
 # (also ~= ^= $= *=), joined by descendant (space) or child (>) combinators.
@@ -480,10 +480,17 @@ def _unpack(data: bytes, where: str) -> bytes:
         raise InputError(where, f"not a readable gzip file: {e}") from None
 
 
+def _toctrees_with_sections(root) -> list:
+    return root.xpath("//div[contains(concat(' ', normalize-space(@class), ' '), "
+                      "' toctree-wrapper ')][.//section | .//h1 | .//h2 | .//h3]")
+
+
 def parse_html(data: bytes, doc_id: str, *, path: str | None = None,
-               drop: Sequence[str] = DEFAULT_DROP) -> tuple[Document, list[Problem]]:
+               drop: Sequence[str] = DEFAULT_DROP, main: Sequence[str] = ()
+               ) -> tuple[Document, list[Problem]]:
     """Parse one page. Raises InputError when it cannot become a document; returns the
-    document and the Problems (warnings) found on the way."""
+    document and the Problems (warnings) found on the way. `main`: selectors of the page's
+    content area, the first that matches is read alone (a built site's pages, sites.py)."""
     import lxml.etree
     import lxml.html
 
@@ -509,6 +516,10 @@ def parse_html(data: bytes, doc_id: str, *, path: str | None = None,
 
     title_el = root.find(".//title")
     page_title = text_of(title_el) if title_el is not None else ""
+    # Sphinx's single-page build puts the whole manual inside the toctree wrappers that are
+    # navigation on every other page: a wrapper holding sections is content.
+    for el in _toctrees_with_sections(root):
+        el.set("class", (el.get("class") or "").replace("toctree-wrapper", "toctree-content"))
     xpath = _drop_xpath(tuple(drop))
     if xpath is not None:
         for el in xpath(root):
@@ -518,6 +529,15 @@ def parse_html(data: bytes, doc_id: str, *, path: str | None = None,
                 except ValueError:  # its tail holds a character lxml will not set
                     el.tail = None
                     el.drop_tree()
+    for selector in main:
+        found = _drop_xpath((selector,))(root)
+        if found:
+            root = found[0]
+            break
+    else:
+        if main:
+            problems.append(Problem(where, "no main content area (" + ", ".join(main)
+                                    + ") on this page of a built site: the whole page is read"))
     h1 = next((t for t in (text_of(h) for h in root.iter("h1")) if t), "")
     title = h1 or page_title
 

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError, Problem
 from ..model import Block, Document, heading_path
 from .html import decode_html
-from .rendered import render
+from .rendered import compose, content_tab, expand_snippets, render
 
 if TYPE_CHECKING:  # imported where a file is parsed, as html.py does lxml
     from markdown_it import MarkdownIt
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
-TEXT_PARSER_VERSION = "3"
+TEXT_PARSER_VERSION = "4"
 
 _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 4, "h6": 4}
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
@@ -34,9 +35,13 @@ _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.admon import admon_plugin
     from mdit_py_plugins.front_matter import front_matter_plugin
 
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).use(admon_plugin)
+    md.block.ruler.before("fence", "content_tab", content_tab,
+                          {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    return md
 
 
 def _decode(data: bytes, where: str, what: str) -> tuple[str, list[Problem]]:
@@ -127,8 +132,17 @@ def parse_markdown(data: bytes, doc_id: str, *, path: str | None = None
     """Parse one Markdown file. Raises InputError when it cannot become a document."""
     where = str(path) if path else doc_id
     raw, problems = _decode(data, where, "a Markdown file")
+    # MkDocs snippets name files from the corpus folder (or beside the file)
+    root = Path(where[:-len(doc_id)] or ".") if path and where.endswith(doc_id) else None
+    expanded = expand_snippets(raw, root, Path(where) if root else None)
+    problems += [Problem(where, message, line, kind)
+                 for message, line, kind in expanded.problems]
+    raw = expanded.text
     file_tokens = _markdown().parse(raw)
     seen = render(raw, file_tokens)
+    if expanded.removed:
+        seen.file_map = compose(seen.file_map, expanded.segments)
+        seen.removed["include"] += expanded.removed
     text = seen.text
     tokens = file_tokens if text == raw else _markdown().parse(text)  # nothing was cut
     lines = _Lines(text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # The rules, in the order `corpus info` lists them.
 RULES = {
@@ -28,7 +29,12 @@ RULES = {
     "include": "include and snippet markers (--8<--, {* … *}, {{#include …}})",
     "container": "container markers (::: tip, /// note)",
     "directive": "directive markers (```{note} fences)",
+    "admonition": 'admonition, collapsible and tab markers (!!! note, ??? tip, === "Tab") and '
+                  "their content's indent",
 }
+# `=== "Tab"` (or ===+ / ===!): a content tab, its title quoted, its content indented
+_TAB = re.compile(r'^[ \t]*===[+!]?[ \t]+"(.*)"[ \t]*$')
+_QUOTED = re.compile(r'"(.*)"')
 
 _CODE_DIRECTIVES = {"code", "code-block", "code-cell", "sourcecode", "literalinclude", "math",
                     "mermaid", "eval-rst"}
@@ -116,6 +122,8 @@ def render(raw: str, tokens) -> Rendered:
             _html(cuts, s, cuts.raw[s:e])
         elif tok.type == "heading_open":
             headings.update(range(first, end))
+        elif tok.type in ("admonition_open", "tab_open"):
+            _admonition(cuts, tok)
         elif tok.type == "inline" and tok.children:
             _inline_html(cuts, tok)
 
@@ -150,6 +158,191 @@ def _directive(cuts: _Cuts, tok, code: set[int]) -> None:
         cuts.cut_lines(first, first, "directive")
         if closed:
             cuts.cut_lines(last, last, "directive")
+
+
+def _admonition(cuts: _Cuts, tok) -> None:
+    """`!!! note "Title"`, `???+ tip`, `=== "Tab"`: the marker goes and the title stays
+    (the type's name when there is no title, nothing for an empty one); the content loses
+    the indent that made it the block's."""
+    first, end = tok.map
+    s, e = cuts.line(first)
+    line = cuts.raw[s:e]
+    col = len(line) - len(line.lstrip(" "))
+    quoted = _QUOTED.search(line)
+    if quoted:
+        keep = quoted.span(1)
+    else:
+        # the type names the title ("!!! note inline end" shows "Note"); the marker goes
+        words = [m.span() for m in re.finditer(r"\S+", line)][1:]
+        keep = words[0] if words else (0, 0)
+    # the indent of the block around it (a list item, an outer admonition) stays
+    if keep[1] > keep[0] and line[keep[0]:keep[1]].strip():
+        cuts.cut(s + col, s + keep[0], "admonition")
+        cuts.cut(s + keep[1], e, "admonition")
+    else:
+        cuts.cut_lines(first, first, "admonition")
+    for n in range(first + 1, end):
+        s, e = cuts.line(n)
+        body = cuts.raw[s:e]
+        lead = len(body) - len(body.lstrip(" "))
+        if body.strip() and lead > col:
+            cuts.cut(s + col, s + min(lead, col + 4), "admonition")
+
+
+def content_tab(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """A markdown-it block rule for MkDocs' content tabs: `=== "Title"`, then the tab's
+    content indented by four spaces (read as blocks, as an admonition's)."""
+    if state.sCount[start_line] - state.blkIndent >= 4:
+        return False  # indented code
+    begin = state.bMarks[start_line] + state.tShift[start_line]
+    m = _TAB.match(state.src[state.bMarks[start_line]:state.eMarks[start_line]])
+    if state.src[begin:begin + 3] != "===" or not m:
+        return False
+    if silent:
+        return True
+    old = state.parentType, state.lineMax, state.blkIndent
+    state.parentType = "tab"
+    state.blkIndent = state.sCount[start_line] + 4
+    line, was_empty = start_line, False
+    while True:
+        line += 1
+        if line >= end_line:
+            break
+        empty = state.isEmpty(line)
+        if empty and was_empty:
+            break
+        was_empty = empty
+        if not empty and state.sCount[line] < state.blkIndent:
+            break
+    state.lineMax = line
+    token = state.push("tab_open", "div", 1)
+    token.block, token.map, token.content = True, [start_line, line], m.group(1)
+    state.md.block.tokenize(state, start_line + 1, line)
+    state.push("tab_close", "div", -1).block = True
+    state.parentType, state.lineMax, state.blkIndent = old
+    state.line = line
+    return True
+
+
+# --8<-- "name" (or 'name', or bare), name optionally ending in :first:last line numbers
+_SNIPPET_FILE = re.compile(r"""^([ \t]*)--8<--[ \t]+(["']?)([^"'\s][^"'\n]*?)\2[ \t]*$""")
+_LINES = re.compile(r"^(.*?)(?::(\d*)(?::(\d*))?)?$")
+_MAX_DEPTH = 4
+
+
+@dataclass
+class Expanded:
+    text: str
+    # (offset in text, offset in the file or None for included text, length)
+    segments: list[tuple[int, int | None, int]]
+    problems: list[tuple[str, int, str]]  # message, 1-based line, kind (problems.py)
+    removed: int = 0  # characters of the markers replaced by their files
+
+
+def expand_snippets(raw: str, root: Path | None, here: Path | None, depth: int = 0
+                    ) -> Expanded:
+    """MkDocs snippets (`--8<-- "file"`, one per line or a block of names between two
+    `--8<--` lines) replaced by the file's text, indented as the marker, when the file lies
+    inside the corpus folder `root`. Any other marker stays (the include rule cuts it) and a
+    problem names its line."""
+    out = Expanded("", [], [])
+    pieces: list[str] = []
+    pos = at = 0
+    block = False  # between two bare --8<-- lines: a name on each line
+
+    def replace(start: int, end: int, body: str) -> None:
+        nonlocal pos, at
+        if start > pos:
+            out.segments.append((at, pos, start - pos))
+            pieces.append(raw[pos:start])
+            at += start - pos
+        if body:
+            out.segments.append((at, None, len(body)))
+            pieces.append(body)
+            at += len(body)
+        out.removed += end - start
+        pos = end
+
+    offset = 0
+    for number, line in enumerate(raw.split("\n"), 1):
+        start, offset = offset, offset + len(line) + 1
+        end = min(offset, len(raw))
+        if line.strip() == "--8<--":
+            block = not block
+            replace(start, end, "")
+            continue
+        m = _SNIPPET_FILE.match(line)
+        if not m and not block:
+            continue
+        name, indent = (m.group(3), m.group(1)) if m else (line.strip().strip("\"'"), "")
+        if not name:
+            continue
+        included, why = _snippet(name, root, here, depth)
+        if included is None:
+            kind = ("include-outside" if "outside" in why else
+                    "include-missing" if "no such file" in why else "not-read")
+            out.problems.append((f"snippet {name!r} not included: {why}; its marker is "
+                                 "skipped", number, kind))
+            if block:
+                replace(start, end, "")
+            continue
+        body = "\n".join(indent + l if l.strip() else l for l in included.split("\n"))
+        replace(start, end, body + "\n" if end > start + len(line) else body)
+    if pos < len(raw):
+        out.segments.append((at, pos, len(raw) - pos))
+        pieces.append(raw[pos:])
+    out.text = "".join(pieces)
+    return out
+
+
+def _snippet(name: str, root: Path | None, here: Path | None, depth: int
+             ) -> tuple[str | None, str]:
+    """The text a snippet marker names, or None and why not."""
+    if "://" in name:
+        return None, "a remote snippet is not fetched"
+    if root is None:
+        return None, "the corpus folder is not known"
+    if depth >= _MAX_DEPTH:
+        return None, f"snippets nested more than {_MAX_DEPTH} deep"
+    path_name, first, last = _LINES.match(name).groups()
+    top = root.resolve()
+    for base in (root, here.parent if here else None):
+        if base is None:
+            continue
+        candidate = base / path_name
+        if not candidate.is_file():
+            continue
+        if not candidate.resolve().is_relative_to(top):
+            return None, "the file lies outside the corpus folder"
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            return None, f"cannot read it ({e})"
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if first or last:
+            rows = text.split("\n")
+            text = "\n".join(rows[int(first or 1) - 1:int(last) if last else None])
+        inner = expand_snippets(text, root, candidate, depth + 1)
+        return inner.text.rstrip("\n"), ""
+    outside = any(base is not None and (base / path_name).resolve().exists()
+                  and not (base / path_name).resolve().is_relative_to(top)
+                  for base in (root, here.parent if here else None))
+    return None, ("the file lies outside the corpus folder" if outside
+                  else "no such file in the corpus folder")
+
+
+def compose(runs: tuple[tuple[int, int, int], ...], segments: list[tuple[int, int | None, int]]
+            ) -> tuple[tuple[int, int, int], ...]:
+    """The runs of a text rendered from an expanded file, taken back to the file: parts
+    of a run that lie in included text have no place in the file and drop out."""
+    out = []
+    for t, x, n in runs:
+        for sx, f, sn in segments:
+            lo, hi = max(x, sx), min(x + n, sx + sn)
+            if f is None or hi <= lo:
+                continue
+            out.append((t + lo - x, f + lo - sx, hi - lo))
+    return tuple(out)
 
 
 def _html(cuts: _Cuts, start: int, segment: str) -> None:

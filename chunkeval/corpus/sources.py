@@ -36,6 +36,7 @@ from .markdown import TEXT_PARSER_VERSION, parse_markdown, parse_plain
 from .optional import LIBRARIES
 from .pdf import PDF_PARSER_VERSION, parse_pdf
 from .rst import RST_PARSER_VERSION, Project, parse_rst
+from .sites import Site, recognise
 from .word import DOCX_PARSER_VERSION, parse_docx
 
 # The file formats a corpus directory may hold, by suffix.
@@ -198,11 +199,13 @@ def _debian_inputs(name: str, debs: Sequence[Path]) -> list[_Input]:
     return inputs
 
 
-def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB * 10**6
+def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB * 10**6,
+                      site: Site | None = None
                       ) -> tuple[list[_Input], list[Problem], list[str]]:
     """The HTML, Markdown and text files under root, warnings about what was skipped, and
     the files of other kinds. A symlink whose target leaves the corpus directory is skipped;
-    a directory symlink is not followed."""
+    a directory symlink is not followed. In a built `site`, the generator's own files are
+    left out (one line says how many)."""
     if not root.exists():
         raise CorpusError(f"corpus directory {given} does not exist "
                           f"(the built-in corpora are {', '.join(BUILTIN_CORPORA)})")
@@ -229,6 +232,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
             return True
 
     ids: dict[str, str] = {}  # document id -> the file it came from
+    generated = 0
     for folder, dirs, files in os.walk(root, onerror=unlisted):
         for d in [d for d in dirs if not d.startswith(".") and leaves(Path(folder) / d)]:
             problems.append(Problem(shown(Path(folder) / d), "a symlink to outside the corpus "
@@ -237,6 +241,9 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
+                continue
+            if site and site.skips((Path(folder) / name).relative_to(root).as_posix()):
+                generated += 1
                 continue
             if format_of(name) is None:
                 unsupported.append(escaped((Path(folder) / name).relative_to(root).as_posix()))
@@ -280,6 +287,9 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
                                                  f"{rel!r}"))
             inputs.append(_Input(rel, display, f"{escaped(root.name)}/{rel}", data,
                                  gz_name=name.lower().endswith(".gz")))
+    if site:
+        problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated),
+                                   kind="site"))
     if not inputs:
         known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
         raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
@@ -289,18 +299,18 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
 
 
 def _cache_key(name: str, inputs: Sequence[tuple[str, str]], drop: Sequence[str],
-               max_bytes: int) -> str:
+               max_bytes: int, main: Sequence[str] = ()) -> str:
     """Everything a parse depends on: the inputs' hashes, the settings (boilerplate selectors,
-    size limit), chunkeval's parser code and the exact versions of the libraries the corpus's
-    formats are read with."""
+    size limit, a built site's content areas), chunkeval's parser code and the exact versions
+    of the libraries the corpus's formats are read with."""
     formats = sorted({format_of(doc_id) or "html" for doc_id, _ in inputs})
     documents = [[PDF_PARSER_VERSION, DOCX_PARSER_VERSION, RST_PARSER_VERSION]] \
         if set(formats) & set(LIBRARIES) else []
     # the parsers' code itself: a checkout edited in place keeps its version numbers
     code = code_digest(PARSER_MODULES)
     blob = json.dumps([PARSER_VERSION, TEXT_PARSER_VERSION, code, name, sorted(inputs),
-                       sorted(drop), max_bytes, parser_libraries(formats)] + documents,
-                      ensure_ascii=False)
+                       sorted(drop), max_bytes, parser_libraries(formats)] + documents
+                      + ([list(main)] if main else []), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -355,9 +365,11 @@ def _write_cache(path: Path, name: str, docs, problems, read: dict[str, str]) ->
 
 
 def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progress: bool | None,
-               max_bytes: int = MAX_DOCUMENT_MB * 10**6, root: Path | None = None):
+               max_bytes: int = MAX_DOCUMENT_MB * 10**6, root: Path | None = None,
+               main: Sequence[str] = ()):
     """The documents, the problems, and the files outside the inputs that documents included
-    (path -> sha256: a change to one makes the cached parse stale)."""
+    (path -> sha256: a change to one makes the cached parse stale). `main`: the content
+    area of a built site's pages (sites.py)."""
     docs, problems = [], []
     project = None
     if any(format_of(i.doc_id) == "rst" for i in inputs):
@@ -391,7 +403,7 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                     parse = _parser(item.doc_id)
                     if parse is parse_docx:  # a zip: bounded before a part is inflated
                         check_archive(data, item.display, max_bytes)
-                    kwargs = {"drop": drop} if parse is parse_html else {}
+                    kwargs = {"drop": drop, "main": main} if parse is parse_html else {}
                     if parse is parse_rst:
                         kwargs = {"project": project,
                                   "file": root / item.doc_id if root else None}
@@ -429,16 +441,18 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         debs = fetch_builtin(name, progress=progress)
         keyed = [(pkg.file_name, pkg.sha256) for pkg in builtin_packages(name)]  # verified
         inputs = None  # unpacked only when the cache misses
-        display, unsupported, root = {}, [], None
+        display, unsupported, root, main = {}, [], None, ()
     else:
         root = Path(source).expanduser()
         name = root.resolve().name or "corpus"
-        inputs, walk_problems, unsupported = _directory_inputs(root, source, max_bytes)
+        site = recognise(root) if root.is_dir() else None
+        main = site.main if site else ()
+        inputs, walk_problems, unsupported = _directory_inputs(root, source, max_bytes, site)
         keyed = [(i.doc_id, hashlib.sha256(i.data).hexdigest() if isinstance(i.data, bytes)
                   else f"unreadable: {i.data}") for i in inputs]
         display = {i.doc_id: i.display for i in inputs}
 
-    path = _cache_path(_cache_key(name, keyed, drop, max_bytes))
+    path = _cache_path(_cache_key(name, keyed, drop, max_bytes, main))
     cached = _read_cache(path, name) if use_cache else None
     if cached is not None:
         docs, problems = cached
@@ -446,7 +460,7 @@ def load_corpus(source: str = DEFAULT_CORPUS, *, drop: Sequence[str] | None = No
         if inputs is None:
             inputs = _debian_inputs(name, debs)
         docs, problems, read = _parse_all(name, inputs, drop, progress, max_bytes,
-                                          root)
+                                          root, main)
         if use_cache:
             _write_cache(path, name, docs, problems, read)
 
