@@ -1,5 +1,6 @@
-"""What every test module may ask for: a hypothesis profile, a cache of the test's own, and
-the throwaway corpora of helpers.py written into a temporary folder."""
+"""What every test module may ask for: a hypothesis profile, a cache of the test's own, the
+throwaway corpora of helpers.py written into a temporary folder, and a folder every xdist
+worker of the run shares."""
 
 import os
 
@@ -37,3 +38,12 @@ def manuals(tmp_path, cache_dir):
     def write(**shape):
         return write_manuals(tmp_path / "docs", **shape)
     return write
+
+
+@pytest.fixture(scope="session")
+def run_dir(request, tmp_path_factory):
+    """A folder of this test run that all its xdist workers see (each worker's tmp_path is
+    its own): what helpers.once_per_run makes goes here."""
+    base = tmp_path_factory.getbasetemp()
+    # a worker's base is <the run's>/popen-gwN
+    return (base.parent if hasattr(request.config, "workerinput") else base) / "shared"

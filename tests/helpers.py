@@ -1,19 +1,24 @@
 """What several test modules build: small corpora written here (generated pages of word
 pairs, and manuals of named topics), and results made up to given numbers, as results.json
 holds them and as the typed Result; LangChain's recursive splitter, the independent
-implementation the recursive family is held to; and a page's script run in a real browser.
+implementation the recursive family is held to; a page's script run in a real browser; and
+what the suite makes once per run for all its xdist workers (`once_per_run`), or samples
+unless CHUNKEVAL_EXHAUSTIVE=1 (`one_per_family`).
 
 Imported as `from helpers import ...` (the tests folder is on the path of every test run).
 """
 
+import fcntl
 import html
 import json
+import os
 import random
 import re
 import shutil
 import subprocess
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -307,3 +312,39 @@ def probe_in_browser(page: str, probe: str, tmp_path: Path, *flags: str):
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stderr[-2000:]
     return json.loads(html.unescape(found.group(1))), done
+
+
+# Checks that sample (one strategy of each family, say) check everything when this is set.
+EXHAUSTIVE = os.environ.get("CHUNKEVAL_EXHAUSTIVE", "") not in ("", "0")
+
+
+def one_per_family(names: list[str]) -> list[str]:
+    """`names`, or under CHUNKEVAL_EXHAUSTIVE=1 all of them; else one of each strategy family:
+    the first with an overlap where the family has one (overlapping chunks are where scoring
+    paths and chunk positions part ways most), else the family's first."""
+    from chunkeval import strategies
+    if EXHAUSTIVE:
+        return list(names)
+    chosen: dict[str, str] = {}
+    for name in names:
+        family = strategies.get(name).family
+        if family not in chosen or ("-ov" in name and "-ov" not in chosen[family]):
+            chosen[family] = name
+    return [n for n in names if n in chosen.values()]
+
+
+def once_per_run(base: Path, name: str, make: Callable[[Path], object]) -> Path:
+    """The folder base/name, filled by `make` once however many processes of one test run
+    ask for it: the first makes it under a lock, the others wait for it and then read it.
+    A make that fails leaves no folder, so the next one to ask tries again (and fails the
+    same way, in its own test)."""
+    folder = base / name
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".made").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").touch()
+    return folder

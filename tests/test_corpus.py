@@ -89,14 +89,21 @@ def test_bad_files_become_problems_naming_the_file(tmp_path, html_dir):
             assert str(said[0]).startswith(str(html_dir / "bad" / name) + ": ")
 
 
-def test_unreadable_file_is_a_problem(html_dir):
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
+def test_unreadable_file_is_a_problem(html_dir, monkeypatch):
     locked = write(html_dir / "locked.html", PAGE.format("L", "x"))
     locked.chmod(0)
+    if os.geteuid() == 0:  # root reads every file: its read fails as anyone else's would
+        read_bytes = Path.read_bytes
+
+        def refused(path: Path) -> bytes:
+            if path.name == locked.name:
+                raise PermissionError(13, "Permission denied", str(path))
+            return read_bytes(path)
+        monkeypatch.setattr(Path, "read_bytes", refused)
     corpus = load_corpus(str(html_dir))
-    assert any(p.path.endswith("locked.html") and "cannot read" in p.message
+    assert any(p.path.endswith("locked.html") and p.message == "cannot read: Permission denied"
                for p in corpus.problems)
+    assert len(corpus.documents) == 6 and "locked.html" not in {d.id for d in corpus.documents}
 
 
 def test_missing_directory(tmp_path):

@@ -1,0 +1,76 @@
+"""The test suite's time as a fresh clone sees it: `pytest -n 2` with an empty chunkeval cache
+that holds only the downloaded Debian packages (what `chunkeval corpus fetch` leaves; CI
+fetches them before the tests), so every parse, chunking, embedding and result is computed.
+
+Prints one JSON line: wall seconds, the CPU seconds of pytest and its workers, the load
+average before and after (the machine may be shared), pytest's exit code and its slowest
+items. `--warm` runs again on the cache the first run filled.
+
+    python bench/suite_time.py [--warm] [-- PYTEST_ARGS...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from chunkeval.cache import cache_root
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fresh_cache(into: Path) -> Path:
+    """A chunkeval cache holding the packages of the shared one and nothing else."""
+    debs = cache_root() / "debs"
+    if not any(debs.glob("*.deb")):
+        sys.exit(f"no packages under {debs}: run `chunkeval corpus fetch` (and --corpus "
+                 "debian-en) first")
+    (into / "debs").mkdir(parents=True)
+    for deb in debs.glob("*.deb"):
+        shutil.copy2(deb, into / "debs" / deb.name)
+    return into
+
+
+def run_suite(cache: Path, args: list[str]) -> dict:
+    env = {**os.environ, "CHUNKEVAL_CACHE": str(cache)}
+    before = os.getloadavg()
+    start = time.perf_counter()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider",
+                           "--durations=15", *args], cwd=ROOT, env=env, text=True,
+                          capture_output=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
+    slowest = re.findall(r"^(\d+\.\d+)s (\w+) +(\S+)$", proc.stdout, re.M)
+    tail = proc.stdout.strip().splitlines()[-1:] or [proc.stderr.strip()[-300:]]
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "exit": proc.returncode,
+            "load_before": [round(x, 2) for x in before],
+            "load_after": [round(x, 2) for x in os.getloadavg()], "summary": tail[0],
+            "slowest": [f"{s}s {when} {item}" for s, when, item in slowest]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm", action="store_true",
+                        help="run a second time on the cache the first filled")
+    parser.add_argument("pytest_args", nargs="*", help="passed to pytest (after --)")
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="suite-time-") as tmp:
+        cache = fresh_cache(Path(tmp) / "cache")
+        print(json.dumps({"cache": "fresh", **run_suite(cache, opts.pytest_args)}), flush=True)
+        if opts.warm:
+            print(json.dumps({"cache": "warm", **run_suite(cache, opts.pytest_args)}))
+
+
+if __name__ == "__main__":
+    main()
