@@ -207,6 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_options(sw, "sweep")
     sw.add_argument("--out", default=SWEEP_OUT, metavar="DIR",
                     help=f"where sweep.json, sweep.html and sweep.md go (default: {SWEEP_OUT})")
+    sw.add_argument("--yes", action="store_true",
+                    help="run a grid larger than max_configurations (default 200)")
+    sw.add_argument("--adopt", action="store_true",
+                    help="write the recommendation into pyproject.toml's [tool.chunkeval] after "
+                         "showing it (the file before kept beside it as .bak)")
 
     cache_ = sub.add_parser(
         "cache", help="the caches (parsed corpora, downloaded packages, embeddings, chunks, "
@@ -806,7 +811,7 @@ def _compare(args) -> int:
 
 
 def _sweep(args) -> int:
-    from . import sweep
+    from . import adopt, sweep
     from .report import sweep_page
 
     session = _session(args)
@@ -814,29 +819,46 @@ def _sweep(args) -> int:
     out = _out_dir(args.out)
     sizes = sweep.parse_sizes(cfg.sweep_size, cfg.where["sweep_size"])
     overlaps = sweep.parse_overlaps(cfg.sweep_overlap, cfg.where["sweep_overlap"])
-    retrievers = session.listed_retrievers(list(cfg.retrievers) or ["bm25"])
+    spelled = list(cfg.retrievers) or ["bm25"]
+    retrievers = session.listed_retrievers(spelled)
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
-    sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
-                  holdout=cfg.sweep_holdout, against=against, root=cfg.root,
-                  where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
-                         if cfg.sweep_against else cfg.where["splitters"]})
+    points, _ = sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                              holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                              where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
+                                     if cfg.sweep_against else cfg.where["splitters"]})
+    halving = sweep.halving_on(cfg.sweep_halving, len(points), cfg.where["sweep_halving"])
+    sweep.check_size(len(points), len(retrievers), len(session.query_specs()),
+                     cfg.sweep_max_configurations, args.yes, halving)
     print(session.corpus_line, flush=True)
+    margin = cfg.sweep_margin if cfg.sweep_margin is not None else cfg.min_effect
     result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
-                       metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against)
+                       metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against,
+                       margin=margin, spelled=spelled, halving=halving)
+    patch = adopt.plan(result, cfg.root / "pyproject.toml" if cfg.configured else None)
+    lines = patch.shown if patch else sweep.config_lines(result)
     data = result.to_json()
     # rendered first and swapped in together, as a run's outputs are
     cache.write_together(out, {
         "sweep.json": json.dumps(data, ensure_ascii=False) + "\n",
-        "sweep.md": sweep.markdown(result),
-        "sweep.html": sweep_page.render(data, sweep.config_lines(result))})
+        "sweep.md": sweep.markdown(result, lines),
+        "sweep.html": sweep_page.render(data, lines)})
     print(f"{len(result.points)} configurations x {len(retrievers)} retriever(s) x "
           f"{len(result.settings['query_sets'])} query set(s)")
     for line in sweep.summary_lines(result):
         print(line)
     failed = _report_failures(result.failures, None, kept="sweep.json")
     print(f"wrote {out / 'sweep.json'}, {out / 'sweep.html'}, {out / 'sweep.md'}")
-    print("\nto adopt the recommendation:")
-    print("\n".join(sweep.config_lines(result)))
+    if not lines:
+        print("\nnothing to adopt: no verdict recommends a configuration")
+    else:
+        print(f"\nto adopt the recommendation{' (in ' + str(cfg.pyproject) + ')' if patch else ''}:")
+        print("\n".join(lines))
+        if args.adopt:
+            if patch is None:
+                raise ConfigError("--adopt: no pyproject.toml with a [tool.chunkeval] table to "
+                                  "write the recommendation to")
+            backup = adopt.write(patch)
+            print(f"adopted: wrote {patch.path} (the one before kept as {backup})")
     status = _report_problems(session.problems(), cfg.strict)
     return failed or status
 
