@@ -822,13 +822,16 @@ def _sweep(args) -> int:
     spelled = list(cfg.retrievers) or ["bm25"]
     retrievers = session.listed_retrievers(spelled)
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
+    # said before thousands of configurations are registered
+    grid_size = len(sizes) * len(overlaps)
+    halving = sweep.halving_on(cfg.sweep_halving, grid_size, cfg.where["sweep_halving"])
+    sweep.check_size(grid_size, len(retrievers), len(session.query_specs()),
+                     cfg.sweep_max_configurations, args.yes, halving)
     points, _ = sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
                               holdout=cfg.sweep_holdout, against=against, root=cfg.root,
                               where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
                                      if cfg.sweep_against else cfg.where["splitters"]})
     halving = sweep.halving_on(cfg.sweep_halving, len(points), cfg.where["sweep_halving"])
-    sweep.check_size(len(points), len(retrievers), len(session.query_specs()),
-                     cfg.sweep_max_configurations, args.yes, halving)
     print(session.corpus_line, flush=True)
     margin = cfg.sweep_margin if cfg.sweep_margin is not None else cfg.min_effect
     result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
@@ -851,7 +854,7 @@ def _sweep(args) -> int:
     if not lines:
         print("\nnothing to adopt: no verdict recommends a configuration")
     else:
-        print(f"\nto adopt the recommendation{' (in ' + str(cfg.pyproject) + ')' if patch else ''}:")
+        print(f"\nto adopt the recommendation{f' (in {patch.path})' if patch else ''}:")
         print("\n".join(lines))
         if args.adopt:
             if patch is None:
