@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -524,3 +525,82 @@ def test_a_grid_past_max_configurations_says_what_it_costs_and_needs_yes(
     assert "8 configurations" in capsys.readouterr().err
     assert main(["sweep", "--corpus", docs, *GRID, "--max-configurations", "4", "--yes",
                  "--retrievers", "bm25", "--out", str(tmp_path / "small")]) == 0
+
+
+ADOPTING = '''\
+[project]
+name = "team-docs"
+version = "0"
+
+[tool.chunkeval]
+# the team's corpus and its questions
+corpus = "docs"
+query_sets = [
+    "section-titles",
+    "spans.jsonl",  # written by hand
+]
+splitters = ["teamsplit:split"]
+reference = ['fixed-400', "structure-400"]  # gated beside ours
+retrievers = ["bm25", "myret:embed"]
+
+[tool.chunkeval.sweep]
+strategy = "fixed"
+size = [200, 300]
+overlap = [0, 0.25]
+'''
+
+
+def in_project(root, *args):
+    import os
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "CI")}
+    env["PYTHONPATH"] = str(Path(sweep.__file__).parent.parent)
+    env["CHUNKEVAL_CACHE"] = str(root.parent / "cache")
+    return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env, text=True,
+                          capture_output=True, timeout=600)
+
+
+def test_adopt_writes_the_recommendation_into_the_project_and_keeps_every_test(swept, tmp_path):
+    from helpers import span_queries
+    root = tmp_path / "team"
+    shutil.copytree(swept[0] / "docs", root / "docs")
+    (root / "spans.jsonl").write_text(span_queries(root / "docs"), encoding="utf-8")
+    factory_project(root)
+    (root / "teamsplit.py").write_text((root / "sweepsplit.py").read_text(), encoding="utf-8")
+    (root / "myret.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        def embed(texts):
+            out = np.zeros((len(texts), 64))
+            for i, t in enumerate(texts):
+                for w in t.lower().split():
+                    out[i, sum(map(ord, w)) % 64] += 1
+            return out
+        '''), encoding="utf-8")
+    (root / "pyproject.toml").write_text(ADOPTING, encoding="utf-8")
+
+    def items():
+        done = in_project(root, "pytest", "--collect-only", "-q", "-p", "no:cacheprovider")
+        assert done.returncode == 0, done.stdout + done.stderr
+        return set(re.findall(r"^\S*::\S+$", done.stdout, re.M))
+
+    before = items()
+    assert any("teamsplit" in i or "split" in i for i in before) and len(before) > 4
+    done = in_project(root, "chunkeval", "sweep", "--adopt", "--out", "out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((root / "out" / "sweep.json").read_text(encoding="utf-8"))
+    first = data["verdicts"][0]
+    chosen = max((v for v in data["verdicts"] if v["retriever"] == first["retriever"]
+                  and v["metric"] == first["metric"] and v["recommendation"]),
+                 key=lambda v: v["queries"])["recommendation"]
+    shown = done.stdout[done.stdout.index("to adopt the recommendation (in "):]
+    assert "-reference = ['fixed-400', \"structure-400\"]  # gated beside ours" in shown
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    assert (root / "pyproject.toml.bak").read_text(encoding="utf-8") == ADOPTING
+    # the file is the old one but for the reference list: comments and spelling kept
+    assert text == ADOPTING.replace(
+        "reference = ['fixed-400', \"structure-400\"]",
+        f"reference = ['fixed-400', \"structure-400\", \"{chosen['spec']}\"]")
+    after = items()
+    assert before <= after
+    assert {i for i in after - before} and all(chosen["strategy"] in i for i in after - before)

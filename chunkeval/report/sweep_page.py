@@ -161,7 +161,7 @@ def frontier_plots(data: dict, qs: str) -> list[str]:
     metric = data["settings"]["metric"]
     retrievers = list(dict.fromkeys(c["retriever"] for c in configs))
     marked = {(v["retriever"], v["recommendation"]["strategy"]) for v in data["verdicts"]
-              if v["query_set"] == qs and v["metric"] == metric}
+              if v["query_set"] == qs and v["metric"] == metric and v["recommendation"]}
     handed = "handed_at_k" if metric == "recall_at_k" else "handed_in_budget"
     out = []
     bands = {v["retriever"]: (v["best_value"] - v["margin"], v["best_value"])
