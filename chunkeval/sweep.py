@@ -5,18 +5,24 @@ session's evaluation, every configuration through the result cache (equal chunks
 result). Per retriever and query set, at the top k (recall_at_k) and under the budget
 (budget_recall), the chosen metric first:
 
-- the best configuration by its mean is tested against every other one, each a one-sided
-  paired bootstrap (`stats.paired_test`), Holm-Bonferroni over those comparisons at the
-  configured `alpha`. A configuration whose adjusted p-value stays at or above alpha cannot
-  be separated from the best; the verdict is "confirmed" when there is none, else "no clear
-  winner" with them listed.
-- the recommendation: of the best and those it cannot be separated from, the cheapest:
-  fewest chunks to index, then the fewest characters (units of `length`) handed to the LLM
-  per query, then the lowest cut rate of tables and code.
+- the best configuration by its mean is compared with every other one on the same queries:
+  the difference (configuration - best) with one-sided bounds that hold for all the
+  comparisons at once (`stats.simultaneous_bounds`, bootstrap max-t, at the configured
+  `alpha`). A configuration is *as good as the best* when its lower bound is above -margin
+  (`margin`, default the gate's min_effect: 2 points).
+- the verdict: "several as good as the best" when some are; a "confirmed winner" when every
+  other one is shown worse (its upper bound below 0); else "not enough evidence", with about
+  how many queries would tell, and no recommendation.
+- the recommendation: of the best and those as good as it, the cheapest: fewest chunks to
+  index, then the fewest characters (units of `length`) handed to the LLM per query, then
+  the lowest cut rate of tables and code.
 - with a holdout share, the queries are split once (seed 0): the best is chosen on the rest
-  and tested, and the recommendation judged, on the held-out queries only; a query set
+  and compared, and the recommendation judged, on the held-out queries only; a query set
   with fewer than MIN_HOLDOUT held out is left out with that reason (all of them: refused).
 - with `against` (the team's current splitter), the recommendation minus it, paired.
+- a grid of more than HALVING_FROM configurations (or with halving on) is first narrowed by
+  successive halving on nested samples of the queries (`halve`); the finalists are judged as
+  above on all the queries (or all the held-out ones).
 
 Every number of the verdict recomputes from sweep.json, which holds each configuration's
 per-query series.
@@ -398,6 +404,32 @@ def queries_needed(n: int, c: float, comparisons: list[dict], margin: float) -> 
     return int(math.ceil(min(want))) if want else None
 
 
+def compare(series: dict[str, np.ndarray], costs: dict[str, tuple], chosen: np.ndarray,
+            judged: np.ndarray, alpha: float, margin: float) -> tuple[str, list[dict], float]:
+    """The best (by its mean on the `chosen` queries; ties: the cheaper) and every other
+    configuration against it on the `judged` queries: difference, family-wise bounds, as good
+    as the best or shown worse. Returns (best, comparisons, c of the lower bounds)."""
+    best = max(series, key=lambda n: (float(series[n][chosen].mean()),
+                                      tuple(-c for c in costs[n])))
+    b = series[best][judged]
+    others = [n for n in series if n != best]
+    bounds = simultaneous_bounds([series[n][judged] - b for n in others], alpha=alpha)
+    comparisons = [{"strategy": n, "mean": float(series[n][judged].mean()),
+                    "diff": bounds.diffs[i], "se": bounds.ses[i], "low": bounds.lows[i],
+                    "high": bounds.highs[i], "as_good": bounds.lows[i] > -margin,
+                    "shown_worse": bounds.highs[i] < 0} for i, n in enumerate(others)]
+    return best, comparisons, bounds.c_low
+
+
+def recommend(best: str, comparisons: list[dict], costs: dict[str, tuple]) -> str | None:
+    """The cheapest of the best and those as good as it; None when neither that nor a
+    confirmed winner was shown."""
+    good = [c["strategy"] for c in comparisons if c["as_good"]]
+    if not good and not all(c["shown_worse"] for c in comparisons):
+        return None
+    return min([best, *good], key=lambda n: costs[n])
+
+
 def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
           retriever: str, query_set: str, against: Row | None = None,
           margin: float = DEFAULT_MARGIN) -> Verdict:
@@ -409,30 +441,20 @@ def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
                               f"{query_set!r} as {rows[0].point.name}")
     chosen, judged = split_queries(ids, holdout, query_set)
     series = {r.point.name: r.series(metric) for r in rows}
-    # ties on the mean: the cheaper configuration is the best
-    best = max(rows, key=lambda r: (float(series[r.point.name][chosen].mean()),
-                                    tuple(-c for c in r.cost(metric))))
-    b = series[best.point.name][judged]
-    others = [r for r in rows if r is not best]
-    bounds = simultaneous_bounds([series[r.point.name][judged] - b for r in others],
-                                 alpha=alpha)
-    comparisons = []
-    for i, r in enumerate(others):
-        low, high = bounds.lows[i], bounds.highs[i]
-        comparisons.append({"strategy": r.point.name,
-                            "mean": float(series[r.point.name][judged].mean()),
-                            "diff": bounds.diffs[i], "se": bounds.ses[i], "low": low,
-                            "high": high, "as_good": low > -margin, "shown_worse": high < 0})
+    costs = {r.point.name: r.cost(metric) for r in rows}
+    best_name, comparisons, c_low = compare(series, costs, chosen, judged, alpha, margin)
+    best = next(r for r in rows if r.point.name == best_name)
+    b = series[best_name][judged]
     as_good = [c["strategy"] for c in comparisons if c["as_good"]]
     verdict = Verdict(retriever, query_set, metric, len(ids), int(chosen.sum()),
                       int(judged.sum()), best.point.name, float(b.mean()), alpha, margin,
-                      comparisons, as_good, bound=bounds.c_low)
+                      comparisons, as_good, bound=c_low)
     if verdict.word == UNCLEAR:
-        verdict.needed = queries_needed(verdict.judged_on, bounds.c_low, comparisons, margin)
+        verdict.needed = queries_needed(verdict.judged_on, c_low, comparisons, margin)
         return verdict
     by_name = {c["strategy"]: c for c in comparisons}
-    rec = min([best] + [r for r in others if r.point.name in as_good],
-              key=lambda r: r.cost(metric))
+    rec_name = recommend(best_name, comparisons, costs)
+    rec = next(r for r in rows if r.point.name == rec_name)
     c = by_name.get(rec.point.name, {"diff": 0.0, "low": 0.0, "high": 0.0})
     chunks, hand, cut = rec.cost(metric)
     verdict.recommendation = {

@@ -604,3 +604,31 @@ def test_adopt_writes_the_recommendation_into_the_project_and_keeps_every_test(s
     after = items()
     assert before <= after
     assert {i for i in after - before} and all(chosen["strategy"] in i for i in after - before)
+
+
+def test_halving_drops_configurations_on_a_sample_and_judges_the_finalists_on_every_query(
+        swept, tmp_path, capsys):
+    root = swept[0]
+    out = tmp_path / "halved"
+    assert main(["sweep", "--corpus", str(root / "docs"), "--strategy", "fixed", "--size",
+                 "100:1000:100", "--overlap", "0,0.2", "--retrievers", "bm25",
+                 "--halving", "on", "--out", str(out)]) == 0
+    data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    assert len(data["grid"]) == 20
+    (rung,) = data["rungs"]  # 20 configurations: one rung of a third of the 120 queries
+    assert (rung["queries"], rung["evaluated"], rung["kept"]) == (40, 20, 8)
+    assert len(rung["dropped"]) == 12
+    judged = {c["strategy"] for c in data["configurations"]}
+    assert len(judged) == 8 and not judged & set(rung["dropped"])
+    assert all(len(c["per_query"]["coverage"]) == 120 for c in data["configurations"])
+    md = (out / "sweep.md").read_text(encoding="utf-8")
+    page = (out / "sweep.html").read_text(encoding="utf-8")
+    assert "successive halving" in md and "successive halving" in page.lower()
+    assert all(n in md and n in page for n in rung["dropped"])
+    capsys.readouterr()
+    # a grid of 60 or fewer is not halved unless asked
+    assert main(["sweep", "--corpus", str(root / "docs"), "--strategy", "fixed", "--size",
+                 "100:1000:100", "--overlap", "0,0.2", "--retrievers", "bm25",
+                 "--out", str(tmp_path / "whole")]) == 0
+    whole = json.loads((tmp_path / "whole" / "sweep.json").read_text(encoding="utf-8"))
+    assert whole["rungs"] == [] and len(whole["configurations"]) == 20
