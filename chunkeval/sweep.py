@@ -42,7 +42,7 @@ from .errors import ConfigError
 from .progress import Progress
 from .results import Failure, Result
 from .report.markdown import md_text as md
-from .report.sweep_page import pts, versus_best
+from .report.sweep_page import pts, unclear, versus_best
 from .stats import paired_bootstrap, simultaneous_bounds
 from .strategies import params as strategy_params
 from .strategies.specs import call_spec
@@ -631,9 +631,7 @@ def against_line(v: Verdict) -> str | None:
 
 
 def unclear_line(v: Verdict) -> str:
-    needed = f"about {v.needed:,} needed" if v.needed else "more needed"
-    return (f"the questions cannot tell configurations within {v.margin * 100:g} points apart: "
-            f"{v.judged_on:,} questions; {needed}")
+    return unclear(v.to_json())
 
 
 def _listed(names: list[str], most: int = 12) -> str:

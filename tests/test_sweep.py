@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from chunkeval import strategies, sweep
+from chunkeval.report import sweep_page
 from chunkeval.cli import main
 from chunkeval.errors import ConfigError
 from chunkeval.stats import bootstrap_p, holm
@@ -384,6 +385,16 @@ def test_the_page_is_self_contained_and_holds_every_configuration(swept):
     assert len(rows) == len(data["configurations"])
     for v in data["verdicts"]:
         assert html.escape(v["recommendation"]["spec"]) in page
+    # the margin band below each best, in both frontier charts of each retriever
+    assert page.count('<rect class="margin"') == 2 * 2
+    md = (root / "out" / "sweep.md").read_text(encoding="utf-8")
+    for v in data["verdicts"]:  # every configuration's difference and bounds, as in the json
+        for c in v["comparisons"]:
+            cell = (f"| {c['diff'] * 100:+.1f} | [{c['low'] * 100:+.1f}, {c['high'] * 100:+.1f}] "
+                    f"| {'**yes**' if c['as_good'] else 'no'} |")
+            assert cell in md
+            if v["metric"] == data["settings"]["metric"]:  # the page's table: that metric's
+                assert f"[{c['low'] * 100:+.1f}, {c['high'] * 100:+.1f}]" in page
 
 
 PROBE = r"""<script>(function () {
@@ -632,3 +643,32 @@ def test_halving_drops_configurations_on_a_sample_and_judges_the_finalists_on_ev
                  "--out", str(tmp_path / "whole")]) == 0
     whole = json.loads((tmp_path / "whole" / "sweep.json").read_text(encoding="utf-8"))
     assert whole["rungs"] == [] and len(whole["configurations"]) == 20
+
+
+def test_the_three_verdicts_and_what_an_unclear_one_says():
+    rng = np.random.default_rng(5)
+    n = 200
+    every = np.ones(n, dtype=bool)
+    base = rng.random(n)
+    costs = {"big": (300, 2000, 0.1), "small": (100, 1900, 0.1), "mid": (200, 1950, 0.1)}
+    # the cheapest is a tenth of a point below the best on every query: as good, recommended
+    series = {"big": base + 0.05, "small": base + 0.049, "mid": base}
+    best, comps, _ = sweep.compare(series, costs, every, every, 0.05, 0.02)
+    assert best == "big" and [c["strategy"] for c in comps if c["as_good"]] == ["small"]
+    assert sweep.recommend(best, comps, costs) == "small"
+    # a clear winner: every other is shown worse, by more than the margin
+    series = {"big": base + 0.5, "small": base, "mid": base + 0.1}
+    best, comps, _ = sweep.compare(series, costs, every, every, 0.05, 0.02)
+    assert all(c["shown_worse"] and not c["as_good"] for c in comps)
+    assert sweep.recommend(best, comps, costs) == "big"
+    # noise on 30 queries: neither, nothing recommended
+    few = np.ones(30, dtype=bool)
+    series = {k: rng.random(30) for k in costs}
+    best, comps, c = sweep.compare(series, costs, few, few, 0.05, 0.02)
+    assert sweep.recommend(best, comps, costs) is None
+    needed = sweep.queries_needed(30, c, comps, 0.02)
+    said = sweep_page.unclear({"judged_on": 30, "margin": 0.02, "queries_needed": needed})
+    assert said.startswith("the questions cannot tell configurations within 2 points apart: "
+                           "30 questions; ")
+    assert said.endswith(f"about {needed:,} needed" if needed and needed <= 3000
+                         else "over 3,000 needed" if needed else "more needed")

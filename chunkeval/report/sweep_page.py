@@ -32,6 +32,16 @@ def versus_best(rec: dict, margin: float) -> str:
             f"above the margin {pts(-margin)}")
 
 
+def unclear(v: dict) -> str:
+    """What a verdict without a recommendation says, from its json."""
+    n, needed = v["judged_on"], v.get("queries_needed")
+    # past a hundred times the questions at hand, a number would claim too much
+    more = (f"about {needed:,} needed" if needed and needed <= 100 * n
+            else f"over {100 * n:,} needed" if needed else "more needed")
+    return (f"the questions cannot tell configurations within {v['margin'] * 100:g} points "
+            f"apart: {n:,} questions; {more}")
+
+
 def _ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
     step = _nice_step(hi - lo or 1, 6)
     lo, hi = step * math.floor(lo / step), step * math.ceil(hi / step)
@@ -217,11 +227,7 @@ def _verdicts_html(data: dict) -> str:
                       escape(versus_best(rec, v["margin"])), f'{rec["chunks"]:,}',
                       f'{rec["handed"]:,.0f}', _pct(rec["cut_rate"])]
         else:
-            needed = (f"about {v['queries_needed']:,} needed" if v.get("queries_needed")
-                      else "more needed")
-            cells += [f'none: the questions cannot tell configurations within '
-                      f'{v["margin"] * 100:g} points apart ({v["judged_on"]} questions; '
-                      f'{needed})', "", "", "", ""]
+            cells += [escape(f"none: {unclear(v)}"), "", "", "", ""]
         if against:
             cells.append(f'<b>{pts(a["diff"])}</b> points [{pts(a["low"])}, '
                          f'{pts(a["high"])}] vs <code>{escape(a["spec"])}</code>' if a else "")
