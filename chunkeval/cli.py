@@ -194,16 +194,18 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_options(cmp_, "compare")
 
     sw = sub.add_parser("sweep", help="which size and overlap: evaluate a grid of one strategy "
-                                      "family, test the best against the rest, recommend the "
-                                      "cheapest as good",
-                        description="Evaluate every size x overlap of one strategy, per "
-                                    "retriever and query set choose the best by the metric, "
-                                    "test it against every other configuration (paired "
-                                    "bootstrap, Holm-Bonferroni) and recommend the cheapest "
-                                    "configuration it cannot be separated from. Settings also "
-                                    "in [tool.chunkeval.sweep]; retrievers default to bm25 "
-                                    "unless --retrievers or [tool.chunkeval] retrievers names "
-                                    "others.")
+                                      "family and recommend the cheapest configuration shown "
+                                      "to be within a margin of the best",
+                        description="Evaluate every size x overlap of one strategy; per "
+                                    "retriever and query set choose the best by the metric and "
+                                    "bound every other configuration's difference to it, "
+                                    "family-wise and one-sided (bootstrap max-t); recommend "
+                                    "the cheapest whose lower bound is above -margin, or say "
+                                    "that the questions cannot tell. Grids over 60 "
+                                    "configurations are narrowed by successive halving first. "
+                                    "Settings also in [tool.chunkeval.sweep]; retrievers "
+                                    "default to bm25 unless --retrievers or [tool.chunkeval] "
+                                    "retrievers names others.")
     config.add_options(sw, "sweep")
     sw.add_argument("--out", default=SWEEP_OUT, metavar="DIR",
                     help=f"where sweep.json, sweep.html and sweep.md go (default: {SWEEP_OUT})")

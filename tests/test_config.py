@@ -202,7 +202,10 @@ def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
 
 def test_every_setting_is_documented_in_the_readme():
     from pathlib import Path
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    top = Path(__file__).parent.parent
+    # the README or a page of docs/ (a feature's settings beside its documentation)
+    readme = "\n".join(p.read_text(encoding="utf-8")
+                       for p in [top / "README.md", *sorted((top / "docs").glob("*.md"))])
     # a key of a table of its own ([tool.chunkeval.sweep] size) as `sweep.size`
     missing = [s.name for s in config.SETTINGS
                if f"| `{f'{s.table}.{s.key}' if s.table else s.name}` |" not in readme]
