@@ -479,6 +479,20 @@ def test_progress_counts_what_is_done_and_left_with_an_estimate(monkeypatch):
 EVIL = "<img src=x onerror=alert(1)>|x"
 
 
+def write_retriever(root, name: str | None = None) -> None:
+    """myret.py: a team's embedding function (hashed bags of words), `embed`, maybe named."""
+    (root / "myret.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        def embed(texts):
+            out = np.zeros((len(texts), 64))
+            for i, t in enumerate(texts):
+                for w in t.lower().split():
+                    out[i, sum(map(ord, w)) % 64] += 1
+            return out
+        ''') + (f"\nembed.retriever_name = {name!r}\n" if name else ""), encoding="utf-8")
+
+
 def test_outside_names_in_sweep_md_stay_text_and_keep_the_tables_whole(
         swept, tmp_path, monkeypatch, capsys):
     """A corpus folder, a query file and a retriever named with an HTML element, a `|` (a
@@ -492,19 +506,7 @@ def test_outside_names_in_sweep_md_stay_text_and_keep_the_tables_whole(
     shutil.copytree(swept[0] / "docs", docs)
     queries = tmp_path / f"q{EVIL}.jsonl"
     queries.write_text(span_queries(docs), encoding="utf-8")
-    (tmp_path / "myret.py").write_text(textwrap.dedent(f'''
-        import numpy as np
-
-        def embed(texts):
-            """Hashed bags of words: a team's embedding function."""
-            out = np.zeros((len(texts), 64))
-            for i, t in enumerate(texts):
-                for w in t.lower().split():
-                    out[i, sum(map(ord, w)) % 64] += 1
-            return out
-
-        embed.retriever_name = {"emb<img src=x onerror=alert(2)>" + chr(10) + "* y"!r}
-        '''), encoding="utf-8")
+    write_retriever(tmp_path, "emb<img src=x onerror=alert(2)>\n* y")
     assert main(["sweep", "--corpus", str(docs), "--queries", str(queries), *GRID,
                  "--retrievers", "myret:embed,bm25", "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out
@@ -578,16 +580,7 @@ def test_adopt_writes_the_recommendation_into_the_project_and_keeps_every_test(s
     (root / "spans.jsonl").write_text(span_queries(root / "docs"), encoding="utf-8")
     factory_project(root)
     (root / "teamsplit.py").write_text((root / "sweepsplit.py").read_text(), encoding="utf-8")
-    (root / "myret.py").write_text(textwrap.dedent('''
-        import numpy as np
-
-        def embed(texts):
-            out = np.zeros((len(texts), 64))
-            for i, t in enumerate(texts):
-                for w in t.lower().split():
-                    out[i, sum(map(ord, w)) % 64] += 1
-            return out
-        '''), encoding="utf-8")
+    write_retriever(root)
     (root / "pyproject.toml").write_text(ADOPTING, encoding="utf-8")
 
     def items():
