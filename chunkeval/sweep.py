@@ -51,6 +51,7 @@ FILES = ("sweep.json", "sweep.html", "sweep.md")
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
 DEFAULT_METRIC = "budget_recall"
 MIN_HOLDOUT = 30  # fewer held-out queries cannot carry a verdict
+MIN_QUESTIONS = 30  # nor fewer queries at all: with fewer, "not enough evidence"
 SEED = 0
 DEFAULT_MARGIN = 0.02  # the gate's min_effect: 2 points
 FORMAT = 1
@@ -414,10 +415,14 @@ def compare(series: dict[str, np.ndarray], costs: dict[str, tuple], chosen: np.n
     b = series[best][judged]
     others = [n for n in series if n != best]
     bounds = simultaneous_bounds([series[n][judged] - b for n in others], alpha=alpha)
+    # on a handful of queries the bootstrap sees a handful of distinct resamples: its bounds
+    # claim nothing
+    enough = int(judged.sum()) >= MIN_QUESTIONS
     comparisons = [{"strategy": n, "mean": float(series[n][judged].mean()),
                     "diff": bounds.diffs[i], "se": bounds.ses[i], "low": bounds.lows[i],
-                    "high": bounds.highs[i], "as_good": bounds.lows[i] > -margin,
-                    "shown_worse": bounds.highs[i] < 0} for i, n in enumerate(others)]
+                    "high": bounds.highs[i], "as_good": enough and bounds.lows[i] > -margin,
+                    "shown_worse": enough and bounds.highs[i] < 0}
+                   for i, n in enumerate(others)]
     return best, comparisons, bounds.c_low
 
 
@@ -450,7 +455,9 @@ def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
                       int(judged.sum()), best.point.name, float(b.mean()), alpha, margin,
                       comparisons, as_good, bound=c_low)
     if verdict.word == UNCLEAR:
-        verdict.needed = queries_needed(verdict.judged_on, c_low, comparisons, margin)
+        needed = queries_needed(verdict.judged_on, c_low, comparisons, margin)
+        verdict.needed = max(needed or 0, MIN_QUESTIONS) if verdict.judged_on < MIN_QUESTIONS \
+            else needed
         return verdict
     by_name = {c["strategy"]: c for c in comparisons}
     rec_name = recommend(best_name, comparisons, costs)

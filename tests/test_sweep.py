@@ -665,3 +665,15 @@ def test_the_three_verdicts_and_what_an_unclear_one_says():
                            "30 questions; ")
     assert said.endswith(f"about {needed:,} needed" if needed and needed <= 3000
                          else "over 3,000 needed" if needed else "more needed")
+
+
+def test_a_handful_of_questions_carries_no_verdict():
+    """Four questions on which two configurations agree but for a little: the bootstrap's
+    bounds would call them as good; with fewer than 30 questions nothing is claimed."""
+    every = np.ones(4, dtype=bool)
+    series = {"a": np.array([1.0, 0.5, 0.0, 1.0]), "b": np.array([1.0, 0.49, 0.0, 1.0])}
+    costs = {"a": (2, 1, 0), "b": (1, 1, 0)}
+    best, comps, _ = sweep.compare(series, costs, every, every, 0.05, 0.02)
+    assert comps[0]["low"] > -0.02  # what the bounds alone would say
+    assert not comps[0]["as_good"] and not comps[0]["shown_worse"]
+    assert sweep.recommend(best, comps, costs) is None
