@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from chunkeval.stats import holm, paired_test
-from chunkeval.sweep import METRICS, compare, recommend
+from chunkeval.sweep import METRICS, MIN_QUESTIONS, compare, recommend
 
 
 def old_rule(series: dict, costs: dict, part: np.ndarray, alpha: float) -> str:
@@ -50,6 +50,8 @@ def one_file(path: Path, seeds: int, margin: float | None = None) -> list[dict]:
         costs = {c["strategy"]: (c["chunks"]["count"], c[handed], c["cut_rate"]["value"])
                  for c in configs}
         n = len(next(iter(series.values())))
+        if n // 2 < MIN_QUESTIONS:  # a half that small carries no verdict under either rule
+            continue
         tally = {"new_within": 0, "new_made": 0, "old_within": 0, "new_short": [],
                  "old_short": [], "unclear": 0, "best_within": 0}
         for seed in range(seeds):

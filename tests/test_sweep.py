@@ -365,6 +365,30 @@ def test_against_a_team_factory_prints_the_comparison_and_the_config_lines(
             in tail.splitlines())
     assert " [tool.chunkeval]" in tail.splitlines()
 
+    # the team's splitter named with its parameters in `splitters` (the sweep's `against` by
+    # default): --adopt replaces them there, and nothing else
+    text = textwrap.dedent('''
+        [tool.chunkeval]
+        corpus = "docs"
+        query_sets = ["section-titles"]
+        splitters = ["sweepsplit:make(size=250, overlap=0)"]  # ours
+
+        [tool.chunkeval.sweep]
+        strategy = "sweepsplit:make"
+        size = [200, 300]
+        overlap = [0, 0.2]
+        ''')
+    (project / "pyproject.toml").write_text(text, encoding="utf-8")
+    assert main(["sweep", "--retrievers", "bm25", "--adopt"]) == 0
+    capsys.readouterr()
+    data = json.loads((project / "chunkeval-sweep" / "sweep.json").read_text())
+    rec = next(p for p in data["grid"]
+               if p["strategy"] == data["verdicts"][0]["recommendation"]["strategy"])
+    call = f"sweepsplit:make(size={rec['size']}, overlap={rec['overlap']})"
+    assert (project / "pyproject.toml").read_text(encoding="utf-8") == text.replace(
+        "sweepsplit:make(size=250, overlap=0)", call)
+    assert (project / "pyproject.toml.bak").read_text(encoding="utf-8") == text
+
 
 def test_an_unknown_key_of_the_sweep_table_names_it(tmp_path, monkeypatch, capsys):
     (tmp_path / "pyproject.toml").write_text('[tool.chunkeval.sweep]\nsizes = "100:200:100"\n')
@@ -677,3 +701,18 @@ def test_a_handful_of_questions_carries_no_verdict():
     assert comps[0]["low"] > -0.02  # what the bounds alone would say
     assert not comps[0]["as_good"] and not comps[0]["shown_worse"]
     assert sweep.recommend(best, comps, costs) is None
+
+
+@pytest.mark.parametrize("written, added", [
+    ('reference = []\n', 'reference = ["fixed-300"]\n'),
+    ('reference = ["a]", # b]\n  "c",\n]\n', 'reference = ["a]", # b]\n  "c", "fixed-300"\n]\n'),
+    ("reference = ['x'] # [y]\n", "reference = ['x', \"fixed-300\"] # [y]\n"),
+    ('k = 5\n', 'reference = ["fixed-400", "structure-400", "fixed-300"]\nk = 5\n'),
+])
+def test_a_list_gains_the_recommendation_as_written_text(written, added):
+    from chunkeval import adopt
+    text = "[tool.chunkeval]\n" + written + "[tool.chunkeval.sweep]\nsize = [1]\n"
+    span = adopt._table_span(text, Path("pyproject.toml"))
+    got = adopt._append(text, span, "reference", "fixed-300", ("fixed-400", "structure-400"),
+                        Path("pyproject.toml"))
+    assert got == "[tool.chunkeval]\n" + added + "[tool.chunkeval.sweep]\nsize = [1]\n"
