@@ -839,7 +839,11 @@ def _sweep(args) -> int:
     result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
                        metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against,
                        margin=margin, spelled=spelled, halving=halving)
-    patch = adopt.plan(result, cfg.root / "pyproject.toml" if cfg.configured else None)
+    try:
+        patch, unadoptable = adopt.plan(
+            result, cfg.root / "pyproject.toml" if cfg.configured else None), None
+    except ConfigError as e:  # said, and the sweep's outputs written all the same
+        patch, unadoptable = None, str(e)
     lines = patch.shown if patch else sweep.config_lines(result)
     data = result.to_json()
     # rendered first and swapped in together, as a run's outputs are
@@ -858,10 +862,12 @@ def _sweep(args) -> int:
     else:
         print(f"\nto adopt the recommendation{f' (in {patch.path})' if patch else ''}:")
         print("\n".join(lines))
+        if unadoptable:
+            print(f"chunkeval: warning: {unadoptable}", file=sys.stderr)
         if args.adopt:
             if patch is None:
-                raise ConfigError("--adopt: no pyproject.toml with a [tool.chunkeval] table to "
-                                  "write the recommendation to")
+                raise ConfigError(unadoptable or "--adopt: no pyproject.toml with a "
+                                  "[tool.chunkeval] table to write the recommendation to")
             backup = adopt.write(patch)
             print(f"adopted: wrote {patch.path} (the one before kept as {backup})")
     status = _report_problems(session.problems(), cfg.strict)
