@@ -31,7 +31,7 @@ GRID = ["--size", "100:2000:100", "--overlap", "0,0.1,0.2,0.3,0.4"]
 SHARED = Path(os.environ.get("CHUNKEVAL_CACHE", Path.home() / ".cache" / "chunkeval"))
 
 
-def sweep(family: str, halving: str, out: Path) -> tuple[float, dict]:
+def sweep(family: str, halving: str, out: Path, no_result_cache: bool) -> tuple[float, dict]:
     own = out.parent / f"{out.name}-cache"
     for part in ("corpus", "debs"):  # the parsed corpus and its downloads, nothing evaluated
         shutil.copytree(SHARED / part, own / part)
@@ -39,7 +39,8 @@ def sweep(family: str, halving: str, out: Path) -> tuple[float, dict]:
     done = subprocess.run(
         [sys.executable, "-m", "chunkeval", "sweep", "--strategy", family, *GRID,
          "--retrievers", "bm25", "--queries", "section-titles", "--yes",
-         "--halving", halving, "--out", str(out)],
+         "--halving", halving, "--out", str(out)]
+        + (["--no-result-cache"] if no_result_cache else []),
         capture_output=True, text=True, env={**os.environ, "CHUNKEVAL_CACHE": str(own)})
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
@@ -56,6 +57,9 @@ def picked(data: dict) -> dict[str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--no-result-cache", action="store_true",
+                    help="nothing stored either: a configuration going on to a later rung is "
+                         "chunked again")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     times: dict[tuple[str, str], list[float]] = {}
@@ -65,7 +69,8 @@ def main() -> None:
             order = ("off", "on") if r % 2 == 0 else ("on", "off")
             for mode in order:
                 for family in FAMILIES:
-                    s, data = sweep(family, mode, Path(tmp) / f"{family}-{mode}-{r}")
+                    s, data = sweep(family, mode, Path(tmp) / f"{family}-{mode}-{r}",
+                                    args.no_result_cache)
                     times.setdefault((family, mode), []).append(s)
                     seen[(family, mode)] = data
                     shutil.rmtree(Path(tmp) / f"{family}-{mode}-{r}-cache")
@@ -74,8 +79,10 @@ def main() -> None:
     lines = ["# A 200-configuration sweep with and without successive halving", "",
              f"Grid: sizes 100–2,000 (step 100) × overlap 0, 10, 20, 30, 40% × {{fixed, "
              f"recursive}} = 200 configurations (one sweep per family), BM25, section-titles of "
-             f"the default corpus, each run from a cache holding only the parsed corpus. "
-             f"{args.rounds} alternating round(s); load average at the "
+             f"the default corpus, each run from a cache holding only the parsed corpus"
+             + (", with `--no-result-cache` (a finalist is chunked again at each rung). "
+                if args.no_result_cache else ". ")
+             + f"{args.rounds} alternating round(s); load average at the "
              f"end {load[0]:.1f} on 2 cores (other jobs running).", "",
              "| family | without halving (s, median) | with halving (s, median) | ratio | "
              "rungs (queries: evaluated → kept) | recommendation without | with | same |",
