@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 FAMILIES = ("fixed", "recursive")
 GRID = ["--size", "100:2000:100", "--overlap", "0,0.1,0.2,0.3,0.4"]
 
@@ -48,10 +50,19 @@ def sweep(family: str, halving: str, out: Path, no_result_cache: bool) -> tuple[
     return seconds, json.loads((out / "sweep.json").read_text(encoding="utf-8"))
 
 
-def picked(data: dict) -> dict[str, str]:
-    """metric -> the recommendation (or the verdict when there is none)."""
-    return {v["metric"]: (v["recommendation"] or {}).get("strategy", f"({v['verdict']})")
-            for v in data["verdicts"]}
+def picked(data: dict, margin: float) -> str:
+    """The best and the recommendation (or the verdict) at `margin`, by the sweep's rule on the
+    configurations judged on every query (the finalists, when halved)."""
+    from chunkeval.sweep import METRICS, compare, recommend
+    s = data["settings"]
+    handed = "handed_at_k" if s["metric"] == "recall_at_k" else "handed_in_budget"
+    configs = [c for c in data["configurations"] if not c["against"]]
+    series = {c["strategy"]: np.array(c["per_query"][METRICS[s["metric"]]]) for c in configs}
+    costs = {c["strategy"]: (c["chunks"]["count"], c[handed], c["cut_rate"]["value"])
+             for c in configs}
+    every = np.ones(len(next(iter(series.values()))), dtype=bool)
+    best, comparisons, _ = compare(series, costs, every, every, s["alpha"], margin)
+    return f"best {best}, recommended {recommend(best, comparisons, costs) or 'none'}"
 
 
 def main() -> None:
@@ -85,8 +96,8 @@ def main() -> None:
              + f"{args.rounds} alternating round(s); load average at the "
              f"end {load[0]:.1f} on 2 cores (other jobs running).", "",
              "| family | without halving (s, median) | with halving (s, median) | ratio | "
-             "rungs (queries: evaluated → kept) | recommendation without | with | same |",
-             "|---|---:|---:|---:|---|---|---|---|"]
+             "rungs (queries: evaluated → kept) | margin | without | with | same |",
+             "|---|---:|---:|---:|---|---:|---|---|---|"]
     total = {"off": 0.0, "on": 0.0}
     for family in FAMILIES:
         off, on = (statistics.median(times[(family, m)]) for m in ("off", "on"))
@@ -94,10 +105,10 @@ def main() -> None:
         total["on"] += on
         rungs = "; ".join(f"{x['queries']}: {x['evaluated']} → {x['kept']}"
                           for x in seen[(family, "on")]["rungs"])
-        a, b = picked(seen[(family, "off")]), picked(seen[(family, "on")])
-        metric = seen[(family, "off")]["settings"]["metric"]
-        lines.append(f"| {family} | {off:.1f} | {on:.1f} | {on / off:.2f} | {rungs} | "
-                     f"{a[metric]} | {b[metric]} | {'yes' if a[metric] == b[metric] else 'no'} |")
+        for margin in (0.02, 0.05):
+            a, b = picked(seen[(family, "off")], margin), picked(seen[(family, "on")], margin)
+            lines.append(f"| {family} | {off:.1f} | {on:.1f} | {on / off:.2f} | {rungs} | "
+                         f"{margin * 100:g} | {a} | {b} | {'yes' if a == b else 'no'} |")
     lines += ["", f"Both families: {total['off']:.1f} s without, {total['on']:.1f} s with "
               f"halving ({total['on'] / total['off']:.2f} of the time). Runs (s): "
               + "; ".join(f"{f} {m}: {', '.join(f'{x:.1f}' for x in v)}"
