@@ -247,8 +247,8 @@ def check_size(points: int, retrievers: int, query_sets: int, most: int, yes: bo
         f"the {FINALISTS} or so finalists on all")
     raise ConfigError(
         f"a sweep of {points:,} configurations would chunk the corpus {points:,} times, build "
-        f"{points * retrievers:,} indexes and search each query set {points * retrievers * query_sets:,} "
-        f"times{searched}; past {most:,} configurations, pass --yes or raise "
+        f"{points * retrievers:,} indexes and run {points * retrievers * query_sets:,} query "
+        f"sets through them{searched}; past {most:,} configurations, pass --yes or raise "
         "[tool.chunkeval.sweep] max_configurations")
 
 

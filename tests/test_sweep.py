@@ -290,8 +290,8 @@ def test_the_verdict_and_the_recommendation_recompute_from_the_json(swept):
 
 
 def test_a_recommendation_needs_evidence_within_the_margin():
-    """Ten configurations a fifth of a point apart, with much noise per query: on 40 queries nothing can
-    be shown within 2 points of the best; on 4,000 queries of the same kind, some are."""
+    """Ten configurations a fifth of a point apart, with much noise per query: on 40 queries
+    nothing can be shown within 2 points of the best; on 4,000 queries of the same kind, some are."""
     from chunkeval.stats import simultaneous_bounds
     rng = np.random.default_rng(3)
     for n, any_good in ((40, False), (4000, True)):
@@ -520,8 +520,8 @@ def write_retriever(root, name: str | None = None) -> None:
 def test_outside_names_in_sweep_md_stay_text_and_keep_the_tables_whole(
         swept, tmp_path, monkeypatch, capsys):
     """A corpus folder, a query file and a retriever named with an HTML element, a `|` (a
-    retriever's name cannot hold one) and a line break: sweep.md renders (HTML allowed) with no element of theirs and every table
-    row with its header's cells; the lines that adopt keep the MODULE:ATTR spelling."""
+    retriever's name cannot hold one) and a line break: sweep.md renders (HTML allowed) with
+    no element of theirs and every table row with its header's cells; the lines that adopt keep the MODULE:ATTR spelling."""
     from markdown_it import MarkdownIt
     from helpers import span_queries
     monkeypatch.chdir(tmp_path)
