@@ -199,19 +199,26 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_options(cmp_, "compare")
 
     sw = sub.add_parser("sweep", help="which size and overlap: evaluate a grid of one strategy "
-                                      "family, test the best against the rest, recommend the "
-                                      "cheapest as good",
-                        description="Evaluate every size x overlap of one strategy, per "
-                                    "retriever and query set choose the best by the metric, "
-                                    "test it against every other configuration (paired "
-                                    "bootstrap, Holm-Bonferroni) and recommend the cheapest "
-                                    "configuration it cannot be separated from. Settings also "
-                                    "in [tool.chunkeval.sweep]; retrievers default to bm25 "
-                                    "unless --retrievers or [tool.chunkeval] retrievers names "
-                                    "others.")
+                                      "family and recommend the cheapest configuration shown "
+                                      "to be within a margin of the best",
+                        description="Evaluate every size x overlap of one strategy; per "
+                                    "retriever and query set choose the best by the metric and "
+                                    "bound every other configuration's difference to it, "
+                                    "family-wise and one-sided (bootstrap max-t); recommend "
+                                    "the cheapest whose lower bound is above -margin, or say "
+                                    "that the questions cannot tell. Grids over 60 "
+                                    "configurations are narrowed by successive halving first. "
+                                    "Settings also in [tool.chunkeval.sweep]; retrievers "
+                                    "default to bm25 unless --retrievers or [tool.chunkeval] "
+                                    "retrievers names others.")
     config.add_options(sw, "sweep")
     sw.add_argument("--out", default=SWEEP_OUT, metavar="DIR",
                     help=f"where sweep.json, sweep.html and sweep.md go (default: {SWEEP_OUT})")
+    sw.add_argument("--yes", action="store_true",
+                    help="run a grid larger than max_configurations (default 200)")
+    sw.add_argument("--adopt", action="store_true",
+                    help="write the recommendation into pyproject.toml's [tool.chunkeval] after "
+                         "showing it (the file before kept beside it as .bak)")
 
     cache_ = sub.add_parser(
         "cache", help="the caches (parsed corpora, downloaded packages, embeddings, chunks, "
@@ -886,7 +893,7 @@ def _compare_base(session: Session, revision: str) -> int:
 
 
 def _sweep(args) -> int:
-    from . import sweep
+    from . import adopt, sweep
     from .report import sweep_page
 
     session = _session(args)
@@ -894,29 +901,55 @@ def _sweep(args) -> int:
     out = _out_dir(args.out)
     sizes = sweep.parse_sizes(cfg.sweep_size, cfg.where["sweep_size"])
     overlaps = sweep.parse_overlaps(cfg.sweep_overlap, cfg.where["sweep_overlap"])
-    retrievers = session.listed_retrievers(list(cfg.retrievers) or ["bm25"])
+    spelled = list(cfg.retrievers) or ["bm25"]
+    retrievers = session.listed_retrievers(spelled)
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
-    sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
-                  holdout=cfg.sweep_holdout, against=against, root=cfg.root,
-                  where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
-                         if cfg.sweep_against else cfg.where["splitters"]})
+    # said before thousands of configurations are registered
+    grid_size = len(sizes) * len(overlaps)
+    halving = sweep.halving_on(cfg.sweep_halving, grid_size, cfg.where["sweep_halving"])
+    sweep.check_size(grid_size, len(retrievers), len(session.query_specs()),
+                     cfg.sweep_max_configurations, args.yes, halving)
+    points, _ = sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                              holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                              where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
+                                     if cfg.sweep_against else cfg.where["splitters"]})
+    halving = sweep.halving_on(cfg.sweep_halving, len(points), cfg.where["sweep_halving"])
     print(session.corpus_line, flush=True)
+    margin = cfg.sweep_margin if cfg.sweep_margin is not None else cfg.min_effect
     result = sweep.run(session, cfg.sweep_strategy, sizes, overlaps, retrievers=retrievers,
-                       metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against)
+                       metric=cfg.sweep_metric, holdout=cfg.sweep_holdout, against=against,
+                       margin=margin, spelled=spelled, halving=halving)
+    try:
+        patch, unadoptable = adopt.plan(
+            result, cfg.root / "pyproject.toml" if cfg.configured else None), None
+    except ConfigError as e:  # said, and the sweep's outputs written all the same
+        patch, unadoptable = None, str(e)
+    lines = patch.shown if patch else sweep.config_lines(result)
     data = result.to_json()
     # rendered first and swapped in together, as a run's outputs are
     cache.write_together(out, {
         "sweep.json": json.dumps(data, ensure_ascii=False) + "\n",
-        "sweep.md": sweep.markdown(result),
-        "sweep.html": sweep_page.render(data, sweep.config_lines(result))})
+        "sweep.md": sweep.markdown(result, lines),
+        "sweep.html": sweep_page.render(data, lines)})
     print(f"{len(result.points)} configurations x {len(retrievers)} retriever(s) x "
           f"{len(result.settings['query_sets'])} query set(s)")
     for line in sweep.summary_lines(result):
         print(line)
     failed = _report_failures(result.failures, None, kept="sweep.json")
     print(f"wrote {out / 'sweep.json'}, {out / 'sweep.html'}, {out / 'sweep.md'}")
-    print("\nto adopt the recommendation:")
-    print("\n".join(sweep.config_lines(result)))
+    if not lines:
+        print("\nnothing to adopt: no verdict recommends a configuration")
+    else:
+        print(f"\nto adopt the recommendation{f' (in {patch.path})' if patch else ''}:")
+        print("\n".join(lines))
+        if unadoptable:
+            print(f"chunkeval: warning: {unadoptable}", file=sys.stderr)
+        if args.adopt:
+            if patch is None:
+                raise ConfigError(unadoptable or "--adopt: no pyproject.toml with a "
+                                  "[tool.chunkeval] table to write the recommendation to")
+            backup = adopt.write(patch)
+            print(f"adopted: wrote {patch.path} (the one before kept as {backup})")
     status = _report_problems(session.problems(), cfg.strict)
     return failed or status
 

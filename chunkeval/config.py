@@ -213,6 +213,18 @@ SETTINGS: tuple[Setting, ...] = (
             "name or spec), compared with the recommendation; default: the first of "
             "`splitters`", cli="--against", commands=("sweep",), metavar="SPEC", flag=False,
             table="sweep"),
+    Setting("sweep_margin", "float", None,
+            "a configuration is as good as the best when its family-wise lower bound against "
+            "the best is above minus this share (default: min_effect, 0.02 = 2 points)",
+            cli="--margin", commands=("sweep",), metavar="SHARE", flag=False, table="sweep"),
+    Setting("sweep_max_configurations", "int", 200,
+            "a larger grid is refused unless --yes is given (it says what it would cost)",
+            cli="--max-configurations", commands=("sweep",), metavar="N", flag=False,
+            table="sweep"),
+    Setting("sweep_halving", "str", "auto",
+            "successive halving on nested samples of the queries: auto (grids of more than "
+            "60 configurations), on or off", cli="--halving", commands=("sweep",),
+            metavar="auto|on|off", flag=False, table="sweep"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 

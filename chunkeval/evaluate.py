@@ -237,6 +237,11 @@ class Evaluation:
             self._query_sets[spec] = qs
         return self._query_sets[spec]
 
+    def add_query_set(self, spec: str, qs: QuerySet) -> None:
+        """A ready query set under `spec` (a sweep's sample of a set's queries): its chunks
+        are those of its view, as for every set on that view."""
+        self._query_sets[spec] = qs
+
     def chunked(self, strategy_name: str, spec: str) -> Chunked:
         """The strategy's chunks of the query set's view, each document's checked against the
         splitter contract as it is made; StrategyFailed (kept, and raised again when asked

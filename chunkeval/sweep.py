@@ -5,18 +5,24 @@ session's evaluation, every configuration through the result cache (equal chunks
 result). Per retriever and query set, at the top k (recall_at_k) and under the budget
 (budget_recall), the chosen metric first:
 
-- the best configuration by its mean is tested against every other one, each a one-sided
-  paired bootstrap (`stats.paired_test`), Holm-Bonferroni over those comparisons at the
-  configured `alpha`. A configuration whose adjusted p-value stays at or above alpha cannot
-  be separated from the best; the verdict is "confirmed" when there is none, else "no clear
-  winner" with them listed.
-- the recommendation: of the best and those it cannot be separated from, the cheapest:
-  fewest chunks to index, then the fewest characters (units of `length`) handed to the LLM
-  per query, then the lowest cut rate of tables and code.
+- the best configuration by its mean is compared with every other one on the same queries:
+  the difference (configuration - best) with one-sided bounds that hold for all the
+  comparisons at once (`stats.simultaneous_bounds`, bootstrap max-t, at the configured
+  `alpha`). A configuration is *as good as the best* when its lower bound is above -margin
+  (`margin`, default the gate's min_effect: 2 points).
+- the verdict: "several as good as the best" when some are; a "confirmed winner" when every
+  other one is shown worse (its upper bound below 0); else "not enough evidence", with about
+  how many queries would tell, and no recommendation.
+- the recommendation: of the best and those as good as it, the cheapest: fewest chunks to
+  index, then the fewest characters (units of `length`) handed to the LLM per query, then
+  the lowest cut rate of tables and code.
 - with a holdout share, the queries are split once (seed 0): the best is chosen on the rest
-  and tested, and the recommendation judged, on the held-out queries only; a query set
+  and compared, and the recommendation judged, on the held-out queries only; a query set
   with fewer than MIN_HOLDOUT held out is left out with that reason (all of them: refused).
 - with `against` (the team's current splitter), the recommendation minus it, paired.
+- a grid of more than HALVING_FROM configurations (or with halving on) is first narrowed by
+  successive halving on nested samples of the queries (`halve`); the finalists are judged as
+  above on all the queries (or all the held-out ones).
 
 Every number of the verdict recomputes from sweep.json, which holds each configuration's
 per-query series.
@@ -24,8 +30,9 @@ per-query series.
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,8 +41,9 @@ from . import strategies
 from .errors import ConfigError
 from .progress import Progress
 from .results import Failure, Result
-from .report.sweep_page import pts, versus_best
-from .stats import holm, paired_bootstrap, paired_test
+from .report.markdown import md_text as md
+from .report.sweep_page import pts, unclear, versus_best
+from .stats import paired_bootstrap, simultaneous_bounds
 from .strategies import params as strategy_params
 from .strategies.specs import call_spec
 
@@ -43,7 +51,9 @@ FILES = ("sweep.json", "sweep.html", "sweep.md")
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
 DEFAULT_METRIC = "budget_recall"
 MIN_HOLDOUT = 30  # fewer held-out queries cannot carry a verdict
+MIN_QUESTIONS = 30  # nor fewer queries at all: with fewer, "not enough evidence"
 SEED = 0
+DEFAULT_MARGIN = 0.02  # the gate's min_effect: 2 points
 FORMAT = 1
 
 
@@ -213,6 +223,70 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f}s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
+# -- successive halving ------------------------------------------------------------------------
+HALVING_FROM = 60  # larger grids are halved unless told otherwise
+MAX_CONFIGURATIONS = 200  # larger grids need --yes (or a larger max_configurations)
+FINALISTS = 8  # halving stops when this few are left
+ETA = 3  # each rung keeps a third, on three times the queries of the one before
+MIN_RUNG = 30  # no rung judges on fewer queries
+
+
+def halving_on(setting: str, configurations: int, where: str = "--halving") -> bool:
+    if setting not in ("auto", "on", "off"):
+        raise ConfigError(f"{where}: {setting!r}: one of auto, on, off")
+    return setting == "on" or (setting == "auto" and configurations > HALVING_FROM)
+
+
+def check_size(points: int, retrievers: int, query_sets: int, most: int, yes: bool,
+               halving: bool) -> None:
+    """Refuse a grid past `most` configurations without --yes, saying what it would cost."""
+    if points <= most or yes:
+        return
+    searched = "" if not halving else (
+        f"; successive halving would judge all of them on a sample of the queries first, "
+        f"the {FINALISTS} or so finalists on all")
+    raise ConfigError(
+        f"a sweep of {points:,} configurations would chunk the corpus {points:,} times, build "
+        f"{points * retrievers:,} indexes and run {points * retrievers * query_sets:,} query "
+        f"sets through them{searched}; past {most:,} configurations, pass --yes or raise "
+        "[tool.chunkeval.sweep] max_configurations")
+
+
+def halve(evaluation, names: list[str], retrievers: list[str], spec: str, metric: str,
+          pool: np.ndarray, progress: bool | None = None
+          ) -> tuple[list[str], list[dict], list[Failure]]:
+    """Successive halving of the configurations `names` on one query set: rung after rung,
+    every one left is evaluated on a nested sample of the queries `pool` (indexes; with a
+    holdout, those chosen on), and the best third by the metric's mean for any retriever goes
+    on, until FINALISTS or fewer are left or a rung would need all the queries. Returns the
+    finalists, the rungs (what was dropped where, on how many queries) and the failures."""
+    qs = evaluation.query_set(spec)
+    order = np.random.default_rng(SEED + 1).permutation(pool)
+    alive, rungs, failures = list(names), [], []
+    total = math.ceil(math.log(max(1, len(alive) / FINALISTS), ETA)) if alive else 0
+    for rung in range(total):
+        if len(alive) <= FINALISTS:
+            break
+        m = max(MIN_RUNG, math.ceil(len(pool) / ETA ** (total - rung)))
+        if m >= len(pool):
+            break
+        sample = f"{spec}#{m}"
+        evaluation.add_query_set(sample, replace(
+            qs, queries=tuple(qs.queries[j] for j in sorted(order[:m]))))
+        found, failed = evaluate(evaluation, alive, retrievers, [sample], progress)
+        failures += failed
+        keep_n = max(FINALISTS, math.ceil(len(alive) / ETA))
+        keep: set[str] = set()
+        for ret in retrievers:
+            means = {n: float(np.mean([getattr(q, METRICS[metric]) for q in res.per_query]))
+                     for n in alive if (res := found.get((n, ret, sample))) is not None}
+            keep |= set(sorted(means, key=lambda n: -means[n])[:keep_n])
+        rungs.append({"query_set": qs.name, "queries": m, "evaluated": len(alive),
+                      "kept": len(keep), "dropped": [n for n in alive if n not in keep]})
+        alive = [n for n in alive if n in keep]
+    return alive, rungs, failures
+
+
 # -- the verdict --------------------------------------------------------------------------------
 def split_queries(ids: list[str], holdout: float | None, query_set: str
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -292,27 +366,78 @@ class Verdict:
     best: str
     best_value: float
     alpha: float
+    margin: float
     comparisons: list[dict] = field(default_factory=list)
-    inseparable: list[str] = field(default_factory=list)
-    recommendation: dict = field(default_factory=dict)
+    as_good: list[str] = field(default_factory=list)
+    recommendation: dict | None = None
+    needed: int | None = None  # about how many queries would tell within the margin
+    bound: float = 0.0  # c of the family-wise lower bounds: diff - c * se
     against: dict | None = None
 
     @property
     def word(self) -> str:
-        return "confirmed" if not self.inseparable else "no clear winner"
+        if self.as_good:
+            return AS_GOOD
+        return WINNER if all(c["shown_worse"] for c in self.comparisons) else UNCLEAR
 
     def to_json(self) -> dict:
         return {"retriever": self.retriever, "query_set": self.query_set, "metric": self.metric,
                 "queries": self.queries, "chosen_on": self.chosen_on,
                 "judged_on": self.judged_on, "best": self.best,
-                "best_value": self.best_value, "alpha": self.alpha, "verdict": self.word,
-                "tested": len(self.comparisons), "inseparable": self.inseparable,
-                "comparisons": self.comparisons, "recommendation": self.recommendation,
+                "best_value": self.best_value, "alpha": self.alpha, "margin": self.margin,
+                "verdict": self.word, "tested": len(self.comparisons), "as_good": self.as_good,
+                "bound_multiplier": self.bound, "comparisons": self.comparisons,
+                "recommendation": self.recommendation, "queries_needed": self.needed,
                 "against": self.against}
 
 
+WINNER, AS_GOOD, UNCLEAR = "confirmed winner", "several as good as the best", "not enough evidence"
+
+
+def queries_needed(n: int, c: float, comparisons: list[dict], margin: float) -> int | None:
+    """About how many queries would show some configuration within `margin` of the best: the
+    family-wise bound narrows with the square root of the queries, so for a comparison with
+    difference d and standard error se, d - c * se * sqrt(n / N) > -margin when
+    N > n * (c * se / (margin + d))^2; the fewest over the comparisons whose difference is
+    within the margin (None when none is)."""
+    want = [n * (c * x["se"] / (margin + x["diff"])) ** 2 for x in comparisons
+            if x["diff"] > -margin and x["se"] > 0]
+    return int(math.ceil(min(want))) if want else None
+
+
+def compare(series: dict[str, np.ndarray], costs: dict[str, tuple], chosen: np.ndarray,
+            judged: np.ndarray, alpha: float, margin: float) -> tuple[str, list[dict], float]:
+    """The best (by its mean on the `chosen` queries; ties: the cheaper) and every other
+    configuration against it on the `judged` queries: difference, family-wise bounds, as good
+    as the best or shown worse. Returns (best, comparisons, c of the lower bounds)."""
+    best = max(series, key=lambda n: (float(series[n][chosen].mean()),
+                                      tuple(-c for c in costs[n])))
+    b = series[best][judged]
+    others = [n for n in series if n != best]
+    bounds = simultaneous_bounds([series[n][judged] - b for n in others], alpha=alpha)
+    # on a handful of queries the bootstrap sees a handful of distinct resamples: its bounds
+    # claim nothing
+    enough = int(judged.sum()) >= MIN_QUESTIONS
+    comparisons = [{"strategy": n, "mean": float(series[n][judged].mean()),
+                    "diff": bounds.diffs[i], "se": bounds.ses[i], "low": bounds.lows[i],
+                    "high": bounds.highs[i], "as_good": enough and bounds.lows[i] > -margin,
+                    "shown_worse": enough and bounds.highs[i] < 0}
+                   for i, n in enumerate(others)]
+    return best, comparisons, bounds.c_low
+
+
+def recommend(best: str, comparisons: list[dict], costs: dict[str, tuple]) -> str | None:
+    """The cheapest of the best and those as good as it; None when neither that nor a
+    confirmed winner was shown."""
+    good = [c["strategy"] for c in comparisons if c["as_good"]]
+    if not good and not all(c["shown_worse"] for c in comparisons):
+        return None
+    return min([best, *good], key=lambda n: costs[n])
+
+
 def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
-          retriever: str, query_set: str, against: Row | None = None) -> Verdict:
+          retriever: str, query_set: str, against: Row | None = None,
+          margin: float = DEFAULT_MARGIN) -> Verdict:
     """The verdict on one retriever and query set (module docstring)."""
     ids = [q.id for q in rows[0].result.per_query]
     for r in rows[1:]:
@@ -321,37 +446,29 @@ def judge(rows: list[Row], metric: str, alpha: float, holdout: float | None,
                               f"{query_set!r} as {rows[0].point.name}")
     chosen, judged = split_queries(ids, holdout, query_set)
     series = {r.point.name: r.series(metric) for r in rows}
-    # ties on the mean: the cheaper configuration is the best
-    best = max(rows, key=lambda r: (float(series[r.point.name][chosen].mean()),
-                                    tuple(-c for c in r.cost(metric))))
-    b = series[best.point.name][judged]
-    others = [r for r in rows if r is not best]
-    # each against the best: its interval and the p-value that the best is ahead of it
-    tests = {r.point.name: paired_test(series[r.point.name][judged], b) for r in others}
-    ps = [tests[r.point.name][1] for r in others]
-    adjusted = holm(ps)
-    comparisons, inseparable = [], []
-    for r, p, ph in zip(others, ps, adjusted):
-        ci = tests[r.point.name][0]
-        separable = ph < alpha
-        comparisons.append({"strategy": r.point.name, "mean": float(series[r.point.name]
-                                                                     [judged].mean()),
-                            "diff": ci.diff, "low": ci.low, "high": ci.high, "p": p,
-                            "p_holm": ph, "separable": separable})
-        if not separable:
-            inseparable.append(r.point.name)
-    candidates = [best] + [r for r in others if r.point.name in inseparable]
-    rec = min(candidates, key=lambda r: r.cost(metric))
-    ci = tests[rec.point.name][0] if rec is not best else paired_bootstrap(b, b)
-    rec_p = next((c["p_holm"] for c in comparisons if c["strategy"] == rec.point.name), None)
-    chunks, hand, cut = rec.cost(metric)
+    costs = {r.point.name: r.cost(metric) for r in rows}
+    best_name, comparisons, c_low = compare(series, costs, chosen, judged, alpha, margin)
+    best = next(r for r in rows if r.point.name == best_name)
+    b = series[best_name][judged]
+    as_good = [c["strategy"] for c in comparisons if c["as_good"]]
     verdict = Verdict(retriever, query_set, metric, len(ids), int(chosen.sum()),
-                      int(judged.sum()), best.point.name, float(b.mean()), alpha,
-                      comparisons, inseparable,
-                      {"strategy": rec.point.name, "spec": rec.point.spec,
-                       "mean": float(series[rec.point.name][judged].mean()),
-                       "diff": ci.diff, "low": ci.low, "high": ci.high, "p_holm": rec_p,
-                       "chunks": chunks, "handed": hand, "cut_rate": cut})
+                      int(judged.sum()), best.point.name, float(b.mean()), alpha, margin,
+                      comparisons, as_good, bound=c_low)
+    if verdict.word == UNCLEAR:
+        needed = queries_needed(verdict.judged_on, c_low, comparisons, margin)
+        verdict.needed = max(needed or 0, MIN_QUESTIONS) if verdict.judged_on < MIN_QUESTIONS \
+            else needed
+        return verdict
+    by_name = {c["strategy"]: c for c in comparisons}
+    rec_name = recommend(best_name, comparisons, costs)
+    rec = next(r for r in rows if r.point.name == rec_name)
+    c = by_name.get(rec.point.name, {"diff": 0.0, "low": 0.0, "high": 0.0})
+    chunks, hand, cut = rec.cost(metric)
+    verdict.recommendation = {
+        "strategy": rec.point.name, "spec": rec.point.spec,
+        "mean": float(series[rec.point.name][judged].mean()), "diff": c["diff"],
+        "low": c["low"], "high": c["high"], "is_best": rec is best,
+        "chunks": chunks, "handed": hand, "cut_rate": cut}
     if against is not None:
         a = against.series(metric)
         if [q.id for q in against.result.per_query] != ids:
@@ -375,6 +492,7 @@ class Sweep:
     failures: list[Failure]
     corpus: dict
     refused: dict[str, str] = field(default_factory=dict)  # query set -> why it was left out
+    rungs: list[dict] = field(default_factory=list)  # successive halving, when it ran
 
     def to_json(self) -> dict:
         configs = []
@@ -399,7 +517,8 @@ class Sweep:
         return {"format": FORMAT, "corpus": self.corpus, "settings": self.settings,
                 "grid": [p.to_json() for p in self.points], "query_ids": sets,
                 "configurations": configs, "verdicts": [v.to_json() for v in self.verdicts],
-                "failed": [f.to_json() for f in self.failures], "refused": self.refused}
+                "failed": [f.to_json() for f in self.failures], "refused": self.refused,
+                "rungs": self.rungs}
 
 
 def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: str,
@@ -430,8 +549,14 @@ def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: s
 
 def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         retrievers: list[str], metric: str = DEFAULT_METRIC, holdout: float | None = None,
-        against: str | None = None, progress: bool | None = None) -> Sweep:
-    """Evaluate the grid in the session and judge it (module docstring)."""
+        against: str | None = None, progress: bool | None = None,
+        margin: float = DEFAULT_MARGIN, spelled: list[str] | None = None,
+        halving: bool = False) -> Sweep:
+    """Evaluate the grid in the session and judge it (module docstring). `spelled`: the
+    retrievers as the project names them (MODULE:ATTR), for the lines that adopt."""
+    if not 0 < margin < 1:
+        raise ConfigError(f"sweep margin {margin!r}: a share of the metric, over 0 and under 1 "
+                          "(0.02: 2 points)")
     points, against_point = prepare(strategy, sizes, overlaps, metric=metric, holdout=holdout,
                                     against=against, root=session.config.root)
     evaluation = session.evaluation
@@ -449,7 +574,20 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         specs = [q for q in specs if evaluation.query_set(q).name not in refused]
     names = [p.name for p in points]
     extra = [against_point.name] if against_point and against_point.name not in names else []
-    found, failures = evaluate(evaluation, names + extra, retrievers, specs, progress)
+    found, failures, rungs, finalists = {}, [], [], {}
+    for spec in specs:
+        finalists[spec] = names
+        if halving:
+            ids = [q.id for q in evaluation.query_set(spec).queries]
+            chosen, _ = split_queries(ids, holdout, evaluation.query_set(spec).name)
+            finalists[spec], more, failed = halve(evaluation, names, retrievers, spec, metric,
+                                                  np.flatnonzero(chosen), progress)
+            rungs += more
+            failures += failed
+        got, failed = evaluate(evaluation, finalists[spec] + extra, retrievers, [spec],
+                               progress)
+        found.update(got)
+        failures += failed
     s = evaluation.settings
     by_name = {p.name: p for p in points}
     rows: dict[tuple[str, str], list[Row]] = {}
@@ -459,7 +597,7 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         qs_name = evaluation.query_set(spec).name
         for ret in retrievers:
             here = [Row(by_name[n], res, *handed(res, s.k, s.budget))
-                    for n in names if (res := found.get((n, ret, spec))) is not None]
+                    for n in finalists[spec] if (res := found.get((n, ret, spec))) is not None]
             if not here:
                 continue
             rows[(ret, qs_name)] = here
@@ -471,118 +609,181 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
                     against_rows[(ret, qs_name)] = a_row
             for m in (metric, *[m for m in METRICS if m != metric]):
                 verdicts.append(judge(here, m, session.config.alpha, holdout, ret, qs_name,
-                                      a_row))
+                                      a_row, margin))
     settings = {"strategy": strategy, "sizes": sizes, "overlaps": overlaps,
                 "retrievers": retrievers, "query_sets": specs, "metric": metric,
+                "retrievers_as_given": spelled or retrievers,
                 "holdout": holdout, "against": against, "alpha": session.config.alpha,
-                "bootstrap": {"resamples": 2000, "seed": 0, "p": "one-sided, (1+count)/(1+B)"},
+                "margin": margin,
+                "bootstrap": {"resamples": 2000, "seed": 0,
+                              "bounds": "max-t: one-sided, family-wise over the comparisons "
+                                        "with the best, c = 1 - alpha quantile of the "
+                                        "largest centred resampled mean / se"},
                 "holdout_seed": SEED, **s.to_json()}
     corpus = {"name": evaluation.corpus.name, "fingerprint": evaluation.corpus.fingerprint,
               "documents": len(evaluation.corpus)}
-    return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus, refused)
+    settings["halving"] = ({"finalists": FINALISTS, "eta": ETA, "min_rung": MIN_RUNG,
+                            "seed": SEED + 1} if halving else None)
+    return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus, refused,
+                 rungs)
 
 
 # -- what it says -------------------------------------------------------------------------------
 def against_line(v: Verdict) -> str | None:
     a = v.against
-    if not a:
+    if not a or not v.recommendation:
         return None
     return (f"{v.recommendation['spec']} vs {a['spec']}: {pts(a['diff'])} points "
             f"[{pts(a['low'])}, {pts(a['high'])}]")
 
 
+def unclear_line(v: Verdict) -> str:
+    return unclear(v.to_json())
+
+
+def _listed(names: list[str], most: int = 12) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most
+                                      else "")
+
+
 def summary_lines(sweep: Sweep) -> list[str]:
-    """The verdicts as a terminal (and sweep.md) says them, one block per retriever and set."""
+    """The verdicts as a terminal says them, one block per retriever and set."""
     out = [f"left out: {why}" for why in sweep.refused.values()]
     for v in sweep.verdicts:
         rec = v.recommendation
         held = (f", chosen on {v.chosen_on} queries, judged on {v.judged_on} held out"
                 if v.chosen_on != v.judged_on else f", {v.queries} queries")
         out.append(f"{v.retriever} on {v.query_set} ({v.metric}{held}):")
-        out.append(f"  best {v.best} {v.best_value * 100:.1f}%: {v.word} "
-                   f"(tested against {len(v.comparisons)} others, Holm at alpha {v.alpha:g})")
-        if v.inseparable:
-            shown = ", ".join(v.inseparable[:12]) + (" …" if len(v.inseparable) > 12 else "")
-            out.append(f"  not separable from it: {shown}")
+        out.append(f"  best {v.best} {v.best_value * 100:.1f}%: {v.word} (against "
+                   f"{len(v.comparisons)} others, margin {v.margin * 100:g} points, "
+                   f"family-wise at alpha {v.alpha:g})")
+        if v.as_good:
+            out.append(f"  as good as the best: {_listed(v.as_good)}")
+        if rec is None:
+            out.append(f"  no recommendation: {unclear_line(v)}")
+            continue
         out.append(f"  recommended: {rec['spec']} = {rec['strategy']} ({rec['chunks']:,} "
                    f"chunks, {rec['handed']:,.0f} handed per query, cut rate "
-                   f"{rec['cut_rate'] * 100:.1f}%): {versus_best(rec)}")
+                   f"{rec['cut_rate'] * 100:.1f}%): {versus_best(rec, v.margin)}")
         if (line := against_line(v)):
             out.append(f"  {line}")
     return out
 
 
-def config_lines(sweep: Sweep) -> list[str]:
-    """The [tool.chunkeval] lines that adopt a recommendation (by the chosen metric, for the
-    first retriever on the largest query set); a factory given as `against` gets the
-    recommended size and overlap."""
-    if not sweep.verdicts:
-        return []
-    first = sweep.verdicts[0]
-    # the first retriever's verdict by the chosen metric on the largest query set: the one
-    # with the most evidence
-    v = max((x for x in sweep.verdicts
-             if x.retriever == first.retriever and x.metric == first.metric),
-            key=lambda x: x.queries)
-    point = next(p for p in sweep.points if p.name == v.recommendation["strategy"])
-    s = sweep.settings
-    lines = ["[tool.chunkeval]"]
-    against = s.get("against") or ""
+def adopted_verdict(sweep: Sweep) -> Verdict | None:
+    """The verdict whose recommendation is adopted: by the chosen metric, for the first
+    retriever, on the largest query set with a recommendation (the most evidence)."""
+    first = sweep.verdicts[0] if sweep.verdicts else None
+    found = [x for x in sweep.verdicts if first and x.retriever == first.retriever
+             and x.metric == first.metric and x.recommendation]
+    return max(found, key=lambda x: x.queries) if found else None
+
+
+def adopted_point(sweep: Sweep, v: Verdict) -> Point:
+    return next(p for p in sweep.points if p.name == v.recommendation["strategy"])
+
+
+def factory_call(against: str | None, point: Point) -> str | None:
+    """The team's factory (`against`, given with its parameters) at the point's size and
+    overlap; None when `against` is no such factory."""
+    against = against or ""
     head = against.partition("(")[0]
     if ":" in head and not head.startswith("chonkie:") and "(" in against:
         _, given = call_spec(against, "splitter")
         given.update(size=point.size, overlap=point.overlap)
-        lines.append(f'splitters = ["{_call(head, given)}"]  # your factory, at the '
-                     "recommended size and overlap")
+        return _call(head, given)
+    return None
+
+
+def config_lines(sweep: Sweep) -> list[str]:
+    """A [tool.chunkeval] that adopts the recommendation, for a project without one; a
+    factory given as `against` gets the recommended size and overlap."""
+    v = adopted_verdict(sweep)
+    if v is None:
+        return []
+    point = adopted_point(sweep, v)
+    s = sweep.settings
+    lines = ["[tool.chunkeval]"]
+    if (call := factory_call(s.get("against"), point)):
+        lines.append(f'splitters = ["{call}"]  # your factory, at the recommended size and '
+                     "overlap")
     elif ":" in point.spec:
         lines.append(f'splitters = ["{point.spec}"]')
     else:
         lines.append(f'strategies = ["{point.spec}"]  # = {point.name}')
-    rets = ", ".join(f'"{r}"' for r in s["retrievers"])
+    rets = ", ".join(f'"{r}"' for r in s.get("retrievers_as_given") or s["retrievers"])
     lines += [f"retrievers = [{rets}]", f"k = {s['k']}", f"budget = {s['budget']}"]
-    differ = {x.recommendation["strategy"] for x in sweep.verdicts
-              if x.metric == v.metric} - {point.name}
-    if differ:
-        lines.append(f"# chosen by {v.metric} for {v.retriever} on {v.query_set}; other "
-                     f"retrievers or query sets recommend {', '.join(sorted(differ))} (see "
-                     "above)")
+    lines += differ_note(sweep, v, point)
     return lines
 
 
-def markdown(sweep: Sweep) -> str:
+def differ_note(sweep: Sweep, v: Verdict, point: Point) -> list[str]:
+    differ = {x.recommendation["strategy"] for x in sweep.verdicts
+              if x.metric == v.metric and x.recommendation} - {point.name}
+    if not differ:
+        return []
+    return [f"# chosen by {v.metric} for {v.retriever} on {v.query_set}; other retrievers or "
+            f"query sets recommend {', '.join(sorted(differ))} (see above)"]
+
+
+def halving_lines(sweep: Sweep) -> list[str]:
+    """Which configurations successive halving dropped, at which rung, on how many queries."""
+    if not sweep.rungs:
+        return []
+    out = ["Searched by successive halving: each rung keeps the best share of the "
+           "configurations by the mean on a nested sample of the queries; the finalists are "
+           "judged on all of them.", "",
+           "| query set | rung | queries | evaluated | kept | dropped |",
+           "|---|---:|---:|---:|---:|---|"]
+    for i, r in enumerate(sweep.rungs, 1):
+        out.append(f"| {md(r['query_set'])} | {i} | {r['queries']} | {r['evaluated']} | "
+                   f"{r['kept']} | "
+                   f"{md(', '.join(r['dropped'])) or 'none'} |")
+    return out + [""]
+
+
+def markdown(sweep: Sweep, adopt: list[str] | None = None) -> str:
+    """sweep.md: every name from outside (corpus folder, query set, retriever, strategy)
+    escaped as the job summary escapes it, so none becomes an element, a link or a cell."""
     s = sweep.settings
-    out = [f"## chunkeval sweep: {s['strategy']} on {sweep.corpus['name']}", "",
+    out = [f"## chunkeval sweep: {md(s['strategy'])} on {md(sweep.corpus['name'])}", "",
            f"{len(sweep.points)} configurations (sizes {s['sizes'][0]}–{s['sizes'][-1]}, "
            f"overlaps {', '.join(f'{o:g}' for o in s['overlaps'])}), retrievers "
-           f"{', '.join(s['retrievers'])}, top {s['k']}, budget {s['budget']}, metric "
-           f"`{s['metric']}`" + (f", holdout {s['holdout']:g}" if s["holdout"] else "") + ".",
-           "", *[f"Left out: {why}.\n" for why in sweep.refused.values()]]
+           f"{md(', '.join(s['retrievers']))}, top {s['k']}, budget {s['budget']}, metric "
+           f"{md(s['metric'])}, margin {s['margin'] * 100:g} points"
+           + (f", holdout {s['holdout']:g}" if s["holdout"] else "") + ".",
+           "", *[f"Left out: {md(why)}.\n" for why in sweep.refused.values()]]
+    out += halving_lines(sweep)
     for v in sweep.verdicts:
         rec = v.recommendation
-        out += [f"### {v.retriever} on {v.query_set}, {v.metric}", "",
-                f"- best: `{v.best}` {v.best_value * 100:.1f}% — **{v.word}** (against "
-                f"{len(v.comparisons)} others, paired bootstrap, Holm at alpha {v.alpha:g}; "
-                f"judged on {v.judged_on} queries)",
-                f"- not separable from the best: "
-                f"{', '.join(f'`{n}`' for n in v.inseparable) or 'none'}",
-                f"- **recommended: `{rec['spec']}`** — {rec['chunks']:,} chunks, "
-                f"{rec['handed']:,.0f} handed per query, cut rate {rec['cut_rate'] * 100:.1f}%; "
-                f"{versus_best(rec)}"]
+        out += [f"### {md(v.retriever)} on {md(v.query_set)}, {v.metric}", "",
+                f"- best: {md(v.best)} {v.best_value * 100:.1f}% — **{v.word}** (against "
+                f"{len(v.comparisons)} others, margin {v.margin * 100:g} points, one-sided "
+                f"bounds family-wise at alpha {v.alpha:g}; judged on {v.judged_on} queries)",
+                f"- as good as the best: {md(', '.join(v.as_good)) or 'none'}"]
+        if rec is None:
+            out.append(f"- **no recommendation**: {md(unclear_line(v))}")
+        else:
+            out.append(f"- **recommended: {md(rec['spec'])}** — {rec['chunks']:,} chunks, "
+                       f"{rec['handed']:,.0f} handed per query, cut rate "
+                       f"{rec['cut_rate'] * 100:.1f}%; {versus_best(rec, v.margin)}")
         if (line := against_line(v)):
-            out.append(f"- {line}")
+            out.append(f"- {md(line)}")
         out.append("")
-        out += ["| configuration | chunks | handed | cut | mean | vs best | interval | "
-                "separable |", "|---|---:|---:|---:|---:|---:|---|---|"]
+        out += ["| configuration | chunks | handed | cut | mean | vs best | family-wise bounds "
+                "| as good |", "|---|---:|---:|---:|---:|---:|---|---|"]
         rows = {r.point.name: r for r in sweep.rows[(v.retriever, v.query_set)]}
         best = rows[v.best]
-        out.append(f"| `{v.best}` (best) | {best.chunks:,} | {best.cost(v.metric)[1]:,.0f} | "
+        out.append(f"| {md(v.best)} (best) | {best.chunks:,} | {best.cost(v.metric)[1]:,.0f} | "
                    f"{best.cut * 100:.1f}% | {v.best_value * 100:.1f}% | | | |")
         for c in sorted(v.comparisons, key=lambda c: -c["mean"]):
             r = rows[c["strategy"]]
-            out.append(f"| `{c['strategy']}` | {r.chunks:,} | {r.cost(v.metric)[1]:,.0f} | "
+            out.append(f"| {md(c['strategy'])} | {r.chunks:,} | {r.cost(v.metric)[1]:,.0f} | "
                        f"{r.cut * 100:.1f}% | {c['mean'] * 100:.1f}% | {pts(c['diff'])} | "
                        f"[{pts(c['low'])}, {pts(c['high'])}] | "
-                       f"{'yes' if c['separable'] else '**no**'} |")
+                       f"{'**yes**' if c['as_good'] else 'no'} |")
         out.append("")
-    out += ["```toml", *config_lines(sweep), "```", ""]
+    lines = config_lines(sweep) if adopt is None else adopt
+    if lines:
+        out += ["```toml", *lines, "```", ""]
     return "\n".join(out)

@@ -23,13 +23,23 @@ def pts(v: float) -> str:
     return f"{v * 100:+.1f}"
 
 
-def versus_best(rec: dict) -> str:
-    """The recommendation's difference to the best, its (unadjusted) 95% interval and, when it
-    is not the best, the adjusted p-value that kept it in."""
-    if rec.get("p_holm") is None:
+def versus_best(rec: dict, margin: float) -> str:
+    """The recommendation's difference to the best with its family-wise one-sided lower bound,
+    against the margin."""
+    if rec.get("is_best"):
         return "it is the best"
-    return (f"{pts(rec['diff'])} points vs the best [{pts(rec['low'])}, {pts(rec['high'])}] "
-            f"(95%; Holm-adjusted p {rec['p_holm']:.2f})")
+    return (f"{pts(rec['diff'])} points vs the best, family-wise lower bound {pts(rec['low'])} "
+            f"above the margin {pts(-margin)}")
+
+
+def unclear(v: dict) -> str:
+    """What a verdict without a recommendation says, from its json."""
+    n, needed = v["judged_on"], v.get("queries_needed")
+    # past a hundred times the questions at hand, a number would claim too much
+    more = (f"about {needed:,} needed" if needed and needed <= 100 * n
+            else f"over {100 * n:,} needed" if needed else "more needed")
+    return (f"the questions cannot tell configurations within {v['margin'] * 100:g} points "
+            f"apart: {n:,} questions; {more}")
 
 
 def _ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
@@ -78,9 +88,10 @@ def plot_lines(title: str, lines: list[dict], xlabel: str, ylabel: str,
 def plot_points(title: str, groups: list[dict], xlabel: str, ylabel: str,
                 marked: set[tuple[str, str]] = frozenset(), width: int = 760,
                 height: int = 380) -> str:
-    """Scatter of (x, y, name) per group {label, colour, points};
+    """Scatter of (x, y, name) per group {label, colour, points, band?};
     each group's frontier (no other point both cheaper and better) is joined by a line;
-    `marked` holds (group label, name) of the points that get a ring."""
+    `marked` holds (group label, name) of the points that get a ring; a group's `band`
+    (low, high) is shaded across the plot: the margin below its best."""
     svg = _Svg(width, height, title)
     svg.text(16, 22, title, size=14, weight="bold")
     xs = [p[0] for g in groups for p in g["points"]]
@@ -90,6 +101,13 @@ def plot_points(title: str, groups: list[dict], xlabel: str, ylabel: str,
     yhi, yticks = _pct_axis([p[1] for g in groups for p in g["points"]])
     f = _Frame(70, 40, width - 170, height - 50, xlo, xhi, yhi)
     _axes(svg, f, xticks, yticks, xlabel, ylabel)
+    for g in groups:
+        if g.get("band"):
+            lo, hi = (min(max(v, 0.0), yhi) for v in g["band"])
+            svg.add(f'<rect class="margin" x="{f.x(xlo):.1f}" y="{f.y(hi):.1f}" '
+                    f'width="{f.x(xhi) - f.x(xlo):.1f}" height="{f.y(lo) - f.y(hi):.1f}" '
+                    f'fill="{g["colour"]}" fill-opacity="0.12" stroke="none">'
+                    f'<title>{escape(g["label"])}: within the margin of the best</title></rect>')
     for i, g in enumerate(groups):
         front, top = [], -1.0
         for x, y, _ in sorted(g["points"]):
@@ -153,18 +171,21 @@ def frontier_plots(data: dict, qs: str) -> list[str]:
     metric = data["settings"]["metric"]
     retrievers = list(dict.fromkeys(c["retriever"] for c in configs))
     marked = {(v["retriever"], v["recommendation"]["strategy"]) for v in data["verdicts"]
-              if v["query_set"] == qs and v["metric"] == metric}
+              if v["query_set"] == qs and v["metric"] == metric and v["recommendation"]}
     handed = "handed_at_k" if metric == "recall_at_k" else "handed_in_budget"
     out = []
+    bands = {v["retriever"]: (v["best_value"] - v["margin"], v["best_value"])
+             for v in data["verdicts"] if v["query_set"] == qs and v["metric"] == metric}
     for key, xlabel in (("chunks", "chunks indexed"), (handed, "characters handed per query")):
         groups = []
         for ri, ret in enumerate(retrievers):
             pts = [((c["chunks"]["count"] if key == "chunks" else c[key]),
                     c["metrics"][metric]["value"], c["strategy"])
                    for c in configs if c["retriever"] == ret]
-            groups.append({"label": ret, "colour": PALETTE[ri % len(PALETTE)], "points": pts})
-        out.append(plot_points(f"{metric} against {xlabel} — {qs}", groups, xlabel, metric,
-                               marked))
+            groups.append({"label": ret, "colour": PALETTE[ri % len(PALETTE)], "points": pts,
+                           "band": bands.get(ret)})
+        out.append(plot_points(f"{metric} against {xlabel} — {qs} (shaded: the margin below "
+                               "the best)", groups, xlabel, metric, marked))
     return out
 
 
@@ -184,7 +205,7 @@ def cut_plot(data: dict, qs: str) -> str:
 
 def _verdicts_html(data: dict) -> str:
     """One row a verdict: the best, the verdict, the recommendation and its difference (and
-    the team's splitter's); what cannot be separated from the best opens under it."""
+    the team's splitter's); what is as good as the best opens under it."""
     heads = ["retriever", "query set", "metric", "queries judged", "best", "verdict",
              "recommended", "vs the best", "chunks", "handed", "cut rate"]
     against = any(v.get("against") for v in data["verdicts"])
@@ -193,17 +214,20 @@ def _verdicts_html(data: dict) -> str:
     rows = []
     for v in data["verdicts"]:
         rec, word, a = v["recommendation"], v["verdict"], v.get("against")
-        ins = ", ".join(f"<code>{escape(n)}</code>" for n in v["inseparable"])
-        verdict = (f'<b class="ok">{escape(word)}</b>' if not ins else
-                   f'<details><summary><b class="tie">{escape(word)}</b>: '
-                   f'{len(v["inseparable"])} not separable</summary>{ins}</details>')
+        good = ", ".join(f"<code>{escape(n)}</code>" for n in v["as_good"])
+        verdict = (f'<details><summary><b class="tie">{escape(word)}</b>: '
+                   f'{len(v["as_good"])} as good</summary>{good}</details>' if good else
+                   f'<b class="{"ok" if rec else "tie"}">{escape(word)}</b>')
         cells = [escape(v["retriever"]), escape(v["query_set"]), escape(v["metric"]),
                  f'{v["judged_on"]}' + (f' (chosen on {v["chosen_on"]})'
                                         if v["chosen_on"] != v["judged_on"] else ""),
-                 f'<code>{escape(v["best"])}</code> {_pct(v["best_value"])}', verdict,
-                 f'<code class="rec">{escape(rec["spec"])}</code>',
-                 escape(versus_best(rec)), f'{rec["chunks"]:,}', f'{rec["handed"]:,.0f}',
-                 _pct(rec["cut_rate"])]
+                 f'<code>{escape(v["best"])}</code> {_pct(v["best_value"])}', verdict]
+        if rec:
+            cells += [f'<code class="rec">{escape(rec["spec"])}</code>',
+                      escape(versus_best(rec, v["margin"])), f'{rec["chunks"]:,}',
+                      f'{rec["handed"]:,.0f}', _pct(rec["cut_rate"])]
+        else:
+            cells += [escape(f"none: {unclear(v)}"), "", "", "", ""]
         if against:
             cells.append(f'<b>{pts(a["diff"])}</b> points [{pts(a["low"])}, '
                          f'{pts(a["high"])}] vs <code>{escape(a["spec"])}</code>' if a else "")
@@ -211,32 +235,55 @@ def _verdicts_html(data: dict) -> str:
     return ('<table id="verdicts"><thead><tr>'
             + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr></thead><tbody>\n"
             + "\n".join(rows) + "\n</tbody></table>"
-            "<p>Each best is tested against every other configuration: a one-sided paired "
-            "bootstrap (2,000 resamples, seed 0), Holm-Bonferroni over those comparisons. The "
-            "recommendation is the cheapest configuration the best cannot be separated from: "
-            "fewest chunks, then fewest characters handed, then the lowest cut rate; its "
-            "interval is the unadjusted 95% one.</p>")
+            "<p>Each configuration's difference to the best (configuration − best) has a "
+            "one-sided lower bound that holds for all of them at once (bootstrap max-t, 2,000 "
+            "resamples, seed 0, family-wise at alpha). A configuration is as good as the best "
+            "when that bound is above −margin; the recommendation is the cheapest of the best "
+            "and those as good as it: fewest chunks, then fewest characters handed, then the "
+            "lowest cut rate. A confirmed winner: every other configuration is shown worse "
+            "(its upper bound below 0). Not enough evidence: neither holds, and nothing is "
+            "recommended.</p>")
+
+
+def _rungs_html(data: dict) -> str:
+    if not data.get("rungs"):
+        return ""
+    rows = "".join(f"<tr><td>{escape(r['query_set'])}</td><td>{i}</td><td>{r['queries']}</td>"
+                   f"<td>{r['evaluated']}</td>"
+                   f"<td>{r['kept']}</td><td>{escape(', '.join(r['dropped'])) or 'none'}</td>"
+                   "</tr>" for i, r in enumerate(data["rungs"], 1))
+    return ("<h2>Successive halving</h2><p>Each rung kept the best share of the "
+            "configurations by the mean on a nested sample of the queries; the finalists are "
+            "judged on all of them.</p><table id=\"rungs\"><thead><tr><th>query set</th>"
+            "<th>rung</th>"
+            "<th>queries</th><th>evaluated</th><th>kept</th><th>dropped</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _table(data: dict) -> str:
     k = data["settings"]["k"]
     sep = {}
     metric = data["settings"]["metric"]
+    bounds = {}
     for v in [v for v in data["verdicts"] if v["metric"] == metric]:
         key = (v["retriever"], v["query_set"])
         sep[key + (v["best"],)] = "best"
+        bounds[key + (v["best"],)] = (0.0, 0.0, 0.0, v["margin"])
         for c in v["comparisons"]:
-            sep[key + (c["strategy"],)] = "yes" if c["separable"] else "no"
-        sep[key + (v["recommendation"]["strategy"],)] = (
-            "recommended" if v["recommendation"]["strategy"] != v["best"] else "best, recommended")
+            sep[key + (c["strategy"],)] = "as good" if c["as_good"] else "no"
+            bounds[key + (c["strategy"],)] = (c["diff"], c["low"], c["high"], v["margin"])
+        if v["recommendation"]:
+            r = v["recommendation"]["strategy"]
+            sep[key + (r,)] = "recommended" if r != v["best"] else "best, recommended"
     heads = ["retriever", "query set", "configuration", "size", "overlap", "chunks",
              f"handed @{k}", "handed in budget", "cut rate", f"Recall@{k}", "budget recall",
-             f"separable from best ({metric})"]
+             f"vs best ({metric})", "family-wise bounds", "margin", "as good as the best"]
     rows = []
     for c in data["configurations"]:
         m = c["metrics"]
-        state = "(yours)" if c["against"] else sep.get(
-            (c["retriever"], c["query_set"], c["strategy"]), "")
+        where = (c["retriever"], c["query_set"], c["strategy"])
+        state = "(yours)" if c["against"] else sep.get(where, "")
+        d, lo, hi, margin = bounds.get(where, (None, None, None, None))
         cells = [(c["retriever"], c["retriever"]), (c["query_set"], c["query_set"]),
                  (c["spec"], c["strategy"]), (c["size"], c["size"]),
                  (c["overlap"], c["overlap"]), (c["chunks"]["count"], f"{c['chunks']['count']:,}"),
@@ -245,10 +292,16 @@ def _table(data: dict) -> str:
                  (c["cut_rate"]["value"], _pct(c["cut_rate"]["value"])),
                  (m["recall_at_k"]["value"], _pct(m["recall_at_k"]["value"])),
                  (m["budget_recall"]["value"], _pct(m["budget_recall"]["value"])),
+                 (d if d is not None else "", pts(d) if d is not None else ""),
+                 (lo if lo is not None else "",
+                  f"[{pts(lo)}, {pts(hi)}]" if lo is not None else ""),
+                 (margin if margin is not None else "",
+                  pts(-margin) if margin is not None else ""),
                  (state, state)]
         tds = "".join(f'<td data-v="{escape(v)}" title="{escape(c["spec"])}">{escape(t)}</td>'
                       for v, t in cells)
-        rows.append(f'<tr class="{escape(state.split(",")[0].strip("()"))}">{tds}</tr>')
+        rows.append(f'<tr class="{escape(state.split(",")[0].strip("()").replace(" ", "-"))}">'
+                    f'{tds}</tr>')
     th = "".join(f'<th data-col="{i}">{escape(h)}</th>' for i, h in enumerate(heads))
     return (f'<table id="configs"><thead><tr>{th}</tr></thead><tbody>\n'
             + "\n".join(rows) + "\n</tbody></table>")
@@ -306,6 +359,7 @@ def render(data: dict, config_lines: list[str] | None = None) -> str:
             + (f"; holdout {s['holdout']:g}" if s.get("holdout") else "") + "</p>"]
     body += [f"<p>Left out: {escape(why)}.</p>" for why in data.get("refused", {}).values()]
     body.append(_verdicts_html(data))
+    body.append(_rungs_html(data))
     if config_lines:
         body.append("<p>To adopt the recommendation:</p><pre>"
                     + escape("\n".join(config_lines)) + "</pre>")
