@@ -244,8 +244,9 @@ def check_size(points: int, retrievers: int, query_sets: int, most: int, yes: bo
     if points <= most or yes:
         return
     searched = "" if not halving else (
-        f"; successive halving would judge all of them on a sample of the queries first, "
-        f"the {FINALISTS} or so finalists on all")
+        "; successive halving would judge all of them on a sample of the queries first and "
+        "the ones it does not show worse than the sample's leader by more than the margin "
+        "on more, perhaps on all")
     raise ConfigError(
         f"a sweep of {points:,} configurations would chunk the corpus {points:,} times, build "
         f"{points * retrievers:,} indexes and run {points * retrievers * query_sets:,} query "
