@@ -207,7 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "family-wise and one-sided (bootstrap max-t); recommend "
                                     "the cheapest whose lower bound is above -margin, or say "
                                     "that the questions cannot tell. Grids over 60 "
-                                    "configurations are narrowed by successive halving first. "
+                                    "configurations are narrowed by successive halving first "
+                                    "(a sample of the questions drops only those it shows "
+                                    "worse than its leader by more than the margin). "
                                     "Settings also in [tool.chunkeval.sweep]; retrievers "
                                     "default to bm25 unless --retrievers or [tool.chunkeval] "
                                     "retrievers names others.")

@@ -21,8 +21,9 @@ result). Per retriever and query set, at the top k (recall_at_k) and under the b
   with fewer than MIN_HOLDOUT held out is left out with that reason (all of them: refused).
 - with `against` (the team's current splitter), the recommendation minus it, paired.
 - a grid of more than HALVING_FROM configurations (or with halving on) is first narrowed by
-  successive halving on nested samples of the queries (`halve`); the finalists are judged as
-  above on all the queries (or all the held-out ones).
+  successive halving on nested samples of the queries (`halve`), each rung dropping only the
+  configurations it shows worse than its leader by more than the margin; the finalists are
+  judged as above on all the queries (or all the held-out ones).
 
 Every number of the verdict recomputes from sweep.json, which holds each configuration's
 per-query series.
@@ -42,7 +43,7 @@ from .errors import ConfigError
 from .progress import Progress
 from .results import Failure, Result
 from .report.markdown import md_text as md
-from .report.sweep_page import pts, unclear, versus_best
+from .report.sweep_page import HALVING_NOTE, pts, rung_dropped, unclear, versus_best
 from .stats import paired_bootstrap, simultaneous_bounds
 from .strategies import params as strategy_params
 from .strategies.specs import call_spec
@@ -227,7 +228,7 @@ def _duration(seconds: float) -> str:
 HALVING_FROM = 60  # larger grids are halved unless told otherwise
 MAX_CONFIGURATIONS = 200  # larger grids need --yes (or a larger max_configurations)
 FINALISTS = 8  # halving stops when this few are left
-ETA = 3  # each rung keeps a third, on three times the queries of the one before
+ETA = 3  # each rung is on three times the queries of the one before
 MIN_RUNG = 30  # no rung judges on fewer queries
 
 
@@ -243,8 +244,9 @@ def check_size(points: int, retrievers: int, query_sets: int, most: int, yes: bo
     if points <= most or yes:
         return
     searched = "" if not halving else (
-        f"; successive halving would judge all of them on a sample of the queries first, "
-        f"the {FINALISTS} or so finalists on all")
+        "; successive halving would judge all of them on a sample of the queries first and "
+        "the ones it does not show worse than the sample's leader by more than the margin "
+        "on more, perhaps on all")
     raise ConfigError(
         f"a sweep of {points:,} configurations would chunk the corpus {points:,} times, build "
         f"{points * retrievers:,} indexes and run {points * retrievers * query_sets:,} query "
@@ -252,14 +254,30 @@ def check_size(points: int, retrievers: int, query_sets: int, most: int, yes: bo
         "[tool.chunkeval.sweep] max_configurations")
 
 
+def rung_bounds(series: dict[str, np.ndarray], alpha: float) -> tuple[str, dict[str, float]]:
+    """The rung's leader (the highest mean on the rung's queries; ties: the first) and, for
+    every other configuration, the upper bound of (configuration - leader), one-sided and
+    family-wise over the rung's comparisons (`stats.simultaneous_bounds`)."""
+    leader = max(series, key=lambda n: float(series[n].mean()))
+    others = [n for n in series if n != leader]
+    bounds = simultaneous_bounds([series[n] - series[leader] for n in others], alpha=alpha)
+    return leader, dict(zip(others, bounds.highs))
+
+
 def halve(evaluation, names: list[str], retrievers: list[str], spec: str, metric: str,
-          pool: np.ndarray, progress: bool | None = None
+          pool: np.ndarray, alpha: float, margin: float, progress: bool | None = None
           ) -> tuple[list[str], list[dict], list[Failure]]:
     """Successive halving of the configurations `names` on one query set: rung after rung,
     every one left is evaluated on a nested sample of the queries `pool` (indexes; with a
-    holdout, those chosen on), and the best third by the metric's mean for any retriever goes
-    on, until FINALISTS or fewer are left or a rung would need all the queries. Returns the
-    finalists, the rungs (what was dropped where, on how many queries) and the failures."""
+    holdout, those chosen on), three times larger each rung, until FINALISTS or fewer are
+    left or a rung would need all the queries. A configuration is dropped only when the
+    rung shows it worse than the rung's leader by more than the margin, for every retriever:
+    its upper bound of (configuration - leader) is below -margin. The leader is no better
+    than the best on all the queries, so a dropped configuration could not have been as
+    good as the best; the rungs share `alpha` (each alpha / rungs), so the chance that any
+    drop was wrong stays under alpha. Nothing is dropped by rank: a grid the samples cannot
+    tell apart reaches the final comparison whole. Returns the finalists, the rungs (what was
+    dropped where, on how many queries, with its bound) and the failures."""
     qs = evaluation.query_set(spec)
     order = np.random.default_rng(SEED + 1).permutation(pool)
     alive, rungs, failures = list(names), [], []
@@ -275,15 +293,29 @@ def halve(evaluation, names: list[str], retrievers: list[str], spec: str, metric
             qs, queries=tuple(qs.queries[j] for j in sorted(order[:m]))))
         found, failed = evaluate(evaluation, alive, retrievers, [sample], progress)
         failures += failed
-        keep_n = max(FINALISTS, math.ceil(len(alive) / ETA))
-        keep: set[str] = set()
+        # name -> (retriever, leader, bound) with the highest bound: the weakest evidence
+        weakest: dict[str, tuple[str, str, float]] = {}
         for ret in retrievers:
-            means = {n: float(np.mean([getattr(q, METRICS[metric]) for q in res.per_query]))
-                     for n in alive if (res := found.get((n, ret, sample))) is not None}
-            keep |= set(sorted(means, key=lambda n: -means[n])[:keep_n])
+            series = {n: np.array([getattr(q, METRICS[metric]) for q in res.per_query])
+                      for n in alive if (res := found.get((n, ret, sample))) is not None}
+            if not series:
+                continue
+            leader, highs = rung_bounds(series, alpha / total)
+            weakest[leader] = (ret, leader, math.inf)
+            for n, high in highs.items():
+                if n not in weakest or high > weakest[n][2]:
+                    weakest[n] = (ret, leader, high)
+        # a configuration that failed with every retriever is left out; its failure says why
+        keep = [n for n in alive if n in weakest and weakest[n][2] >= -margin]
+        dropped = [n for n in alive if n in weakest and n not in keep]
         rungs.append({"query_set": qs.name, "queries": m, "evaluated": len(alive),
-                      "kept": len(keep), "dropped": [n for n in alive if n not in keep]})
-        alive = [n for n in alive if n in keep]
+                      "kept": len(keep), "dropped": dropped, "alpha": alpha / total,
+                      "margin": margin,
+                      "bounds": [{"strategy": n, "retriever": weakest[n][0],
+                                  "leader": weakest[n][1], "high": weakest[n][2]}
+                                 for n in dropped],
+                      "failed": [n for n in alive if n not in weakest]})
+        alive = keep
     return alive, rungs, failures
 
 
@@ -581,7 +613,8 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
             ids = [q.id for q in evaluation.query_set(spec).queries]
             chosen, _ = split_queries(ids, holdout, evaluation.query_set(spec).name)
             finalists[spec], more, failed = halve(evaluation, names, retrievers, spec, metric,
-                                                  np.flatnonzero(chosen), progress)
+                                                  np.flatnonzero(chosen),
+                                                  session.config.alpha, margin, progress)
             rungs += more
             failures += failed
         got, failed = evaluate(evaluation, finalists[spec] + extra, retrievers, [spec],
@@ -623,7 +656,11 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
     corpus = {"name": evaluation.corpus.name, "fingerprint": evaluation.corpus.fingerprint,
               "documents": len(evaluation.corpus)}
     settings["halving"] = ({"finalists": FINALISTS, "eta": ETA, "min_rung": MIN_RUNG,
-                            "seed": SEED + 1} if halving else None)
+                            "seed": SEED + 1,
+                            "drops": "upper bound of (configuration - rung leader) below "
+                                     "-margin for every retriever, family-wise over the "
+                                     "rung's comparisons at alpha / rungs"}
+                           if halving else None)
     return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus, refused,
                  rungs)
 
@@ -727,18 +764,17 @@ def differ_note(sweep: Sweep, v: Verdict, point: Point) -> list[str]:
 
 
 def halving_lines(sweep: Sweep) -> list[str]:
-    """Which configurations successive halving dropped, at which rung, on how many queries."""
+    """Which configurations successive halving dropped, at which rung, on how many queries,
+    and why (each one's bound against the rung's leader)."""
     if not sweep.rungs:
         return []
-    out = ["Searched by successive halving: each rung keeps the best share of the "
-           "configurations by the mean on a nested sample of the queries; the finalists are "
-           "judged on all of them.", "",
+    out = [HALVING_NOTE, "",
            "| query set | rung | queries | evaluated | kept | dropped |",
            "|---|---:|---:|---:|---:|---|"]
     for i, r in enumerate(sweep.rungs, 1):
         out.append(f"| {md(r['query_set'])} | {i} | {r['queries']} | {r['evaluated']} | "
                    f"{r['kept']} | "
-                   f"{md(', '.join(r['dropped'])) or 'none'} |")
+                   f"{md(', '.join(rung_dropped(r))) or 'none'} |")
     return out + [""]
 
 

@@ -645,15 +645,21 @@ def test_halving_drops_configurations_on_a_sample_and_judges_the_finalists_on_ev
     data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
     assert len(data["grid"]) == 20
     (rung,) = data["rungs"]  # 20 configurations: one rung of a third of the 120 queries
-    assert (rung["queries"], rung["evaluated"], rung["kept"]) == (40, 20, 8)
-    assert len(rung["dropped"]) == 12
+    assert (rung["queries"], rung["evaluated"]) == (40, 20)
+    # dropped: only those shown worse than the rung's leader by more than the margin
+    assert rung["dropped"] and rung["kept"] == 20 - len(rung["dropped"])
+    assert [b["strategy"] for b in rung["bounds"]] == rung["dropped"]
+    assert all(b["high"] < -data["settings"]["margin"] for b in rung["bounds"])
     judged = {c["strategy"] for c in data["configurations"]}
-    assert len(judged) == 8 and not judged & set(rung["dropped"])
+    assert len(judged) == rung["kept"] and not judged & set(rung["dropped"])
     assert all(len(c["per_query"]["coverage"]) == 120 for c in data["configurations"])
     md = (out / "sweep.md").read_text(encoding="utf-8")
     page = (out / "sweep.html").read_text(encoding="utf-8")
     assert "successive halving" in md and "successive halving" in page.lower()
     assert all(n in md and n in page for n in rung["dropped"])
+    first = rung["bounds"][0]
+    said = f"{first['strategy']} (≤ {first['high'] * 100:+.1f} points vs {first['leader']})"
+    assert said in md and html.escape(said) in page
     capsys.readouterr()
     # a grid of 60 or fewer is not halved unless asked
     assert main(["sweep", "--corpus", str(root / "docs"), "--strategy", "fixed", "--size",

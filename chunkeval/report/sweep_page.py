@@ -42,6 +42,22 @@ def unclear(v: dict) -> str:
             f"apart: {n:,} questions; {more}")
 
 
+HALVING_NOTE = ("Searched by successive halving on nested samples of the queries: a rung "
+                "drops a configuration only when it shows it worse than the rung's leader by "
+                "more than the margin (the upper bound of configuration − leader, one-sided "
+                "and family-wise over the rung's comparisons, below −margin, for every "
+                "retriever); the finalists are judged on all the queries.")
+
+
+def rung_dropped(rung: dict) -> list[str]:
+    """Each configuration a rung dropped with the reason: its upper bound against the leader
+    (rungs recorded before bounds were kept: the name alone)."""
+    why = {b["strategy"]: b for b in rung.get("bounds", [])}
+    out = [f"{n} (≤ {pts(why[n]['high'])} points vs {why[n]['leader']})" if n in why else n
+           for n in rung["dropped"]]
+    return out + [f"{n} (failed)" for n in rung.get("failed", [])]
+
+
 def _ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
     step = _nice_step(hi - lo or 1, 6)
     lo, hi = step * math.floor(lo / step), step * math.ceil(hi / step)
@@ -250,11 +266,11 @@ def _rungs_html(data: dict) -> str:
         return ""
     rows = "".join(f"<tr><td>{escape(r['query_set'])}</td><td>{i}</td><td>{r['queries']}</td>"
                    f"<td>{r['evaluated']}</td>"
-                   f"<td>{r['kept']}</td><td>{escape(', '.join(r['dropped'])) or 'none'}</td>"
+                   f"<td>{r['kept']}</td>"
+                   f"<td>{escape(', '.join(rung_dropped(r))) or 'none'}</td>"
                    "</tr>" for i, r in enumerate(data["rungs"], 1))
-    return ("<h2>Successive halving</h2><p>Each rung kept the best share of the "
-            "configurations by the mean on a nested sample of the queries; the finalists are "
-            "judged on all of them.</p><table id=\"rungs\"><thead><tr><th>query set</th>"
+    return (f"<h2>Successive halving</h2><p>{escape(HALVING_NOTE)}</p>"
+            "<table id=\"rungs\"><thead><tr><th>query set</th>"
             "<th>rung</th>"
             "<th>queries</th><th>evaluated</th><th>kept</th><th>dropped</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>")
