@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from chunkeval.plugin import format_summary
+from chunkeval.report.summary import format_summary
 from chunkeval.report.comparison import render_summary_markdown
 
 
