@@ -41,6 +41,18 @@ class Summary:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collect(report)
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.finish(session)
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        self.show(terminalreporter)
+
+    def collect(self, report: pytest.TestReport) -> None:
+        """A test's row, problems and failures, from any worker."""
         if report.failed:
             self.failed_tests.add(report.nodeid)
         for name, value in report.user_properties:
@@ -53,8 +65,8 @@ class Summary:
             elif name == HELD_BACK and report.when == "call":
                 self.failed.add(tuple(json.loads(value)))
 
-    @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def finish(self, session: pytest.Session) -> None:
+        """The baselines, the exit code, and the files the settings ask for."""
         if self.config.getoption("update_baselines"):
             self._write_baselines(session)
         if self.state.session.config.strict and session.exitstatus == 0 and \
@@ -122,7 +134,7 @@ class Summary:
             return
         self.written, self.stale = done.describe(), done.stale
 
-    def ended(self) -> "Ended":
+    def ended(self) -> Ended:
         from ..report.summary import Ended
 
         config = self.state.session.config
@@ -131,8 +143,7 @@ class Summary:
                      self.config.option.verbose > 0, self.error, self.held_back, self.written,
                      self.stale)
 
-    @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter) -> None:
+    def show(self, terminalreporter) -> None:
         from ..report.summary import terminal_lines
 
         ended = self.ended()
