@@ -56,4 +56,3 @@ def documents_changed(then: dict[str, str], now: dict[str, str]) -> tuple[int, i
                     for d in names if then.get(d) != now.get(d))
     how = ", ".join(f"{count[k]} {k}" for k in ("edited", "added", "removed") if count[k])
     return sum(count.values()), len(names), how
-

@@ -247,4 +247,3 @@ class Checker:
             cuts = diffs.describe_cuts(cut_blocks(qs.view.documents, chunked.handed))
             pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems) + "\n" + cuts,
                         pytrace=False)
-

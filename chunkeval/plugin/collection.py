@@ -135,6 +135,7 @@ def release_after(item: pytest.Item) -> None:
         if state.pending[use] == 0 and state.session._evaluation is not None:
             state.session.evaluation.release(*use)
 
+
 def collect_file(file_path: Path, parent: pytest.Collector):
     """The project's pyproject.toml, when it configures chunkeval's own items."""
     state = parent.config.stash.get(STATE, None)
@@ -142,4 +143,3 @@ def collect_file(file_path: Path, parent: pytest.Collector):
             file_path == state.session.config.root / "pyproject.toml":
         return ChunkevalFile.from_parent(parent, path=file_path)
     return None
-

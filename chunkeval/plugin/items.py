@@ -136,4 +136,3 @@ class InvariantsItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, self.name
-

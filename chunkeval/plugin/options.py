@@ -82,4 +82,3 @@ def update_mode(config: pytest.Config) -> None:
     else:
         config.args[:] = [given]
         config.args_source = pytest.Config.ArgsSource.ARGS
-

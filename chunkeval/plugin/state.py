@@ -83,6 +83,7 @@ class State:
 def state_of(config: pytest.Config) -> State:
     return config.stash[STATE]
 
+
 def or_fail(get, node: pytest.Item | None = None):
     """get(), or a test failure saying why (raised outside the except block, so that the
     message is not printed a second time as the context of the failure). A strategy that
@@ -100,5 +101,3 @@ def or_fail(get, node: pytest.Item | None = None):
     except ChunkevalError as e:
         message = f"chunkeval: {e}"
     pytest.fail(message, pytrace=False)
-
-
