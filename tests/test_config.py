@@ -13,8 +13,8 @@ from chunkeval.cli import main
 from chunkeval.errors import ChunkevalError
 from chunkeval.invariants import check
 from chunkeval.session import Session
-from chunkeval.plugin import Summary
 from chunkeval.progress import Progress
+from chunkeval.report.summary import Ended, terminal_lines
 from chunkeval.testing import documents
 
 SPLITTER = '''\
@@ -163,17 +163,6 @@ def test_progress_prints_lines_in_a_log_at_most_every_interval():
     assert quiet.getvalue() == ""
 
 
-class _Terminal:
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def section(self, title):
-        self.lines.append(f"== {title}")
-
-    def write_line(self, line):
-        self.lines.append(line)
-
-
 def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
     write(project, "")
 
@@ -186,21 +175,11 @@ def test_a_regressed_strategy_is_never_advised_to_rebaseline(project):
             for s, r, status in [("worse", "bm25", "regressed"), ("worse", "lsa", "improved"),
                                  ("better", "bm25", "improved")]]
 
-    class Cfg:
-        strict = False
-        alpha = 0.05
-
-    summary = Summary.__new__(Summary)
-    summary.rows, summary.problems, summary.written, summary.stale = rows, [], None, []
-    summary.error, summary.held_back = None, []
-    summary.config = type("C", (), {"option": type("O", (), {"verbose": 0})()})()
-    summary.state = type("S", (), {"session": type("Se", (), {"config": Cfg,
-                                                              "left_out": None})()})()
-    tr = _Terminal()
-    summary.pytest_terminal_summary(tr)
-    advice = tr.lines[tr.lines.index(next(x for x in tr.lines if "consider" in x)):]
+    lines = [line for line, _ in terminal_lines(Ended(rows, [], ["worse", "better"],
+                                                      alpha=0.05))]
+    advice = lines[lines.index(next(x for x in lines if "consider" in x)):]
     assert advice[1:] == ["  better bm25 q recall_at_k 50.0 -> 60.0"]
-    assert "corpus c (fingerprint f)" in tr.lines
+    assert "corpus c (fingerprint f)" in lines
 
 
 def test_every_setting_is_documented_in_the_configuration_reference():

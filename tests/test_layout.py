@@ -144,3 +144,46 @@ def test_starting_imports_nothing_only_evaluating_needs(start):
     loaded = set(done.stdout.split())
     assert "chunkeval" in loaded
     assert [m for m in EVALUATING_ONLY if m in loaded] == []
+
+
+def _arrows() -> list[tuple[str, str]]:
+    """Every import of the package's own modules, as paths relative to the package."""
+    return [(str(a.relative_to(PACKAGE)), str(b.relative_to(PACKAGE)))
+            for a, bs in import_graph().items() for b in bs]
+
+
+def test_the_plugin_sits_on_top():
+    # The gate decides and report/ renders; neither may reach back up into the pytest
+    # plugin (nor the gate into report/). Of the rest, only the command line may use it.
+    arrows = _arrows()
+    assert any(b.startswith("plugin/") for a, b in arrows if a.startswith("plugin/"))
+    up = [(a, b) for a, b in arrows if b.startswith("plugin/") and not a.startswith("plugin/")
+          and not a.startswith("cli")]
+    assert up == []
+    assert [(a, b) for a, b in arrows if a.startswith("gate/") and b.startswith("report/")] == []
+
+
+def test_the_plugin_modules_are_small():
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+             for p in (PACKAGE / "plugin").glob("*.py")}
+    assert len(sizes) > 3
+    assert {n: s for n, s in sizes.items() if s > 300} == {}
+
+
+def test_pytest_sees_every_hook_and_fixture_through_the_entry_point_module():
+    import chunkeval.plugin
+    from chunkeval.plugin import hooks
+
+    tree = ast.parse((PACKAGE / "plugin" / "hooks.py").read_text(encoding="utf-8"))
+    defined = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
+    assert len(defined) > 10
+    for f in defined:
+        assert getattr(chunkeval.plugin, f.name) is getattr(hooks, f.name), f.name
+        docstring = isinstance(f.body[0], ast.Expr) and isinstance(f.body[0].value, ast.Constant)
+        assert len(f.body) - docstring == 1, f"{f.name}: a hook is one call into the session"
+    # and nowhere else in the package does a module define one (Summary's are methods)
+    elsewhere = [f"{p.name}:{f.name}" for p in (PACKAGE / "plugin").glob("*.py")
+                 if p.name != "hooks.py"
+                 for f in ast.parse(p.read_text(encoding="utf-8")).body
+                 if isinstance(f, ast.FunctionDef) and f.name.startswith("pytest_")]
+    assert elsewhere == []

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
-from chunkeval.plugin import format_summary
+from chunkeval.gate.outcome import Outcome
+from chunkeval.gate.verdict import Verdict
 from chunkeval.report.comparison import render_summary_markdown
+from chunkeval.report.summary import format_summary
 
 
 def verdict(metric, status, diff=0.0):
@@ -69,3 +71,14 @@ def test_a_run_where_every_case_is_ok_is_one_line():
     lines = format_summary(fine).splitlines()
     assert lines[0] == "8 of 8 cases ok: every gated metric within its bounds (-v lists them)"
     assert not any(line.startswith(("strategy", "---")) for line in lines)
+
+
+def test_a_rows_verdicts_read_back_as_the_gates_outcomes():
+    # the controller renders the summary from outcomes the workers sent as JSON
+    sent = Outcome("fixed-400", "bm25", "faq", Verdict(
+        "recall_at_k", 0.5, 0.4, -0.1, -0.15, -0.05, "regressed", confidence=0.99,
+        harmless=(-0.01, 0.02)), "moved beyond its bounds")
+    row = {"strategy": "fixed-400", "retriever": "bm25", "query_set": "faq",
+           "verdicts": [sent.to_json()]}
+    assert Outcome.from_row(row) == [sent]
+    assert Outcome.from_row(case("s", "r", "q", "ok"))[0].verdict.harmless is None

@@ -38,6 +38,12 @@ class Outcome:
         """As rows carry a verdict (Verdict.to_json), with the reason when there is one."""
         return self.verdict.to_json() | ({"reason": self.reason} if self.reason else {})
 
+    @classmethod
+    def from_row(cls, row: dict) -> list[Outcome]:
+        """The outcomes a row carries (its `verdicts`, each from to_json)."""
+        return [cls(row["strategy"], row["retriever"], row["query_set"], Verdict.from_json(v),
+                    v.get("reason", "")) for v in row["verdicts"]]
+
 
 @dataclass(frozen=True)
 class Paired:

@@ -105,6 +105,13 @@ class Verdict:
                 f"(diff {self.diff * 100:+.1f} points, {level(self.confidence)} "
                 f"{self.low * 100:+.1f} to {self.high * 100:+.1f}{floor}) -> {self.status}")
 
+    @classmethod
+    def from_json(cls, data: dict) -> Verdict:
+        """Back from to_json (a row's verdict, as a test reports it to the controller)."""
+        harmless = data.get("harmless")
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+                   | {"harmless": None if harmless is None else tuple(harmless)})
+
     def to_json(self) -> dict:
         out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
         if self.harmless is None:
