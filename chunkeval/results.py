@@ -54,7 +54,7 @@ class Settings:
     analyzer: str = "auto"  # BM25 and LSA terms; auto: from the corpus's language
     length: str = "chars"  # "chars" or "module:attr", a callable text -> int
     # how gold given as `spans` is scored: "auto" and "positional" by position, "text" by
-    # shingles wherever they occur in the gold document (metrics.coverage_rule)
+    # shingles wherever they occur in the gold document (scoring.coverage_rule)
     coverage: str = "auto"
 
     def to_json(self) -> dict:
@@ -114,13 +114,13 @@ METRICS: tuple[Metric, ...] = (
     Metric("iou", None, False, "IoU"),
     Metric("mrr_at_k", "rr", False, "MRR@k"),
     Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),
-    # Chroma's chunking evaluation's own definitions, on positional gold only (metrics.py)
+    # Chroma's chunking evaluation's own definitions, on positional gold only (scoring/positional.py)
     Metric("chroma_recall", None, False, "Chroma recall"),
     Metric("chroma_precision", None, False, "Chroma precision"),
     Metric("chroma_iou", None, False, "Chroma IoU"),
     Metric("precision_omega", None, False, "precision Ω"),
     # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
-    # pages (document, page) the chunks within the budget come from (metrics.py)
+    # pages (document, page) the chunks within the budget come from (scoring/pages.py)
     Metric("page_hit_at_k", None, False, "page hit@k"),
     Metric("budget_pages", None, False, "pages in budget", rate=False),
 )

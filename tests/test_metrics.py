@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from chunkeval.metrics import (Scores, chunk_stats, coverage_of, cut_rate, overlap_stats,
+from chunkeval.scoring import (Scores, chunk_stats, coverage_of, cut_rate, overlap_stats,
                                score, shingles)
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 
