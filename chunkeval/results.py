@@ -98,6 +98,14 @@ class Metric:
     gated: bool  # gated by default (docs/method.md, "How much to trust the gate")
     label: str  # as tables show it; "k" is the run's k
     rate: bool = True  # a share in [0, 1]; else a mean count (pages)
+    # How scoring computes it: the mean of this per-query array of scoring.Scores (for
+    # Chroma's metrics, its entry in Scores.chroma) over the queries `over` names: "all",
+    # "positional" (those with spans), "gold pages" (those with gold pages) or "paged"
+    # (every query, of a view with pages).
+    scores: str = ""
+    over: str = "all"
+    optional: bool = True  # recorded since the rank metrics exist: older files may lack it
+    stored: bool = True  # its series is kept per query (else derived: complete from coverage)
 
     def title(self, k: int) -> str:
         return self.label.replace("@k", f"@{k}")
@@ -106,32 +114,34 @@ class Metric:
 # The order is results.json's and the verdicts'. The seed's four are gated by default; the
 # rank metrics are reported, precision and IoU have no per-query series in a baseline.
 METRICS: tuple[Metric, ...] = (
-    Metric("recall_at_k", "coverage", True, "Recall@k"),
-    Metric("budget_recall", "budget_coverage", True, "budget recall"),
-    Metric("complete_rate", "complete", True, "complete rate"),
-    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k"),
-    Metric("precision", None, False, "precision"),
-    Metric("iou", None, False, "IoU"),
-    Metric("mrr_at_k", "rr", False, "MRR@k"),
-    Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),
-    # Chroma's chunking evaluation's own definitions, on positional gold only (scoring/positional.py)
-    Metric("chroma_recall", None, False, "Chroma recall"),
-    Metric("chroma_precision", None, False, "Chroma precision"),
-    Metric("chroma_iou", None, False, "Chroma IoU"),
-    Metric("precision_omega", None, False, "precision Ω"),
+    Metric("recall_at_k", "coverage", True, "Recall@k", scores="coverage", optional=False),
+    Metric("budget_recall", "budget_coverage", True, "budget recall",
+           scores="budget_coverage", optional=False),
+    Metric("complete_rate", "complete", True, "complete rate", scores="complete",
+           optional=False, stored=False),
+    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k", scores="doc_hit", optional=False),
+    Metric("precision", None, False, "precision", scores="precision"),
+    Metric("iou", None, False, "IoU", scores="iou"),
+    Metric("mrr_at_k", "rr", False, "MRR@k", scores="rr"),
+    Metric("ndcg_at_k", "ndcg", False, "nDCG@k", scores="ndcg"),
+    # Chroma's chunking evaluation's own definitions (scoring/positional.py)
+    Metric("chroma_recall", None, False, "Chroma recall", scores="chroma", over="positional"),
+    Metric("chroma_precision", None, False, "Chroma precision", scores="chroma",
+           over="positional"),
+    Metric("chroma_iou", None, False, "Chroma IoU", scores="chroma", over="positional"),
+    Metric("precision_omega", None, False, "precision Ω", scores="chroma", over="positional"),
     # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
     # pages (document, page) the chunks within the budget come from (scoring/pages.py)
-    Metric("page_hit_at_k", None, False, "page hit@k"),
-    Metric("budget_pages", None, False, "pages in budget", rate=False),
+    Metric("page_hit_at_k", None, False, "page hit@k", scores="page_hit", over="gold pages"),
+    Metric("budget_pages", None, False, "pages in budget", rate=False, scores="budget_pages",
+           over="paged"),
 )
 BY_NAME = {m.name: m for m in METRICS}
 # Metrics a per-query series stands behind: what the gate can compare.
 COMPARED = tuple(m for m in METRICS if m.series is not None)
 GATED = tuple(m.name for m in METRICS if m.gated)
-# Recorded since the rank metrics exist: older results and baselines may lack them.
-OPTIONAL = ("precision", "iou", "mrr_at_k", "ndcg_at_k", "chroma_recall", "chroma_precision",
-            "chroma_iou", "precision_omega", "page_hit_at_k", "budget_pages")
-SERIES = ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")  # stored per query
+OPTIONAL = tuple(m.name for m in METRICS if m.optional)
+SERIES = tuple(m.series for m in COMPARED if m.stored)  # stored per query
 
 
 # -- checking ---------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from ..results import METRICS, PerQuery, Stat
 from ..stats import mean_se
 
 # Chroma's chunking evaluation's metrics (its base_evaluation.py), on positional gold only.
-CHROMA_METRICS = ("chroma_recall", "chroma_precision", "chroma_iou", "precision_omega")
-PAGE_METRICS = ("page_hit_at_k", "budget_pages")
+CHROMA_METRICS = tuple(m.name for m in METRICS if m.over == "positional")
+PAGE_METRICS = tuple(m.name for m in METRICS if m.over in ("gold pages", "paged"))
 
 
 @dataclass
@@ -58,26 +58,33 @@ class Scores:
         return len(self.query_ids)
 
     def values(self, metric: str) -> np.ndarray:
-        """The per-query values behind a summary metric (for paired comparisons)."""
-        arrays = {"recall_at_k": self.coverage, "budget_recall": self.budget_coverage,
-                  "complete_rate": self.complete, "doc_hit_at_k": self.doc_hit,
-                  "precision": self.precision, "iou": self.iou,
-                  "mrr_at_k": self.rr, "ndcg_at_k": self.ndcg}
-        if metric not in arrays:
-            raise UnknownName("metric", metric, arrays)
-        return arrays[metric].astype(np.float64)
+        """The per-query values behind a summary metric of every query (for paired
+        comparisons)."""
+        every = {m.name: m.scores for m in METRICS if m.over == "all"}
+        if metric not in every:
+            raise UnknownName("metric", metric, every)
+        return getattr(self, every[metric]).astype(np.float64)
 
     def summary(self) -> dict[str, Stat]:
-        out = {m.name: Stat(*mean_se(self.values(m.name))) for m in METRICS
-               if m.name not in CHROMA_METRICS + PAGE_METRICS}
-        if self.positional is not None and self.positional.any():
-            out |= {name: Stat(*mean_se(self.chroma[name][self.positional]))
-                    for name in CHROMA_METRICS}
-        if self.budget_pages is not None:
-            paged = ~np.isnan(self.page_hit)
-            if paged.any():
-                out["page_hit_at_k"] = Stat(*mean_se(self.page_hit[paged]))
-            out["budget_pages"] = Stat(*mean_se(self.budget_pages))
+        """Each metric's mean over the queries it is defined on (results.Metric.over); a
+        metric no query here is scored on is left out."""
+        out = {}
+        for m in METRICS:
+            if m.over == "all":
+                values = self.values(m.name)
+            elif m.over == "positional":
+                if self.positional is None or not self.positional.any():
+                    continue
+                values = self.chroma[m.name][self.positional]
+            elif self.budget_pages is None:  # not a view with pages
+                continue
+            else:
+                values = getattr(self, m.scores)
+                if m.over == "gold pages":
+                    values = values[~np.isnan(values)]
+                    if not len(values):
+                        continue
+            out[m.name] = Stat(*mean_se(values))
         return out
 
     def curve_summary(self) -> dict[int, Stat]:
