@@ -142,6 +142,8 @@ COMPARED = tuple(m for m in METRICS if m.series is not None)
 GATED = tuple(m.name for m in METRICS if m.gated)
 OPTIONAL = tuple(m.name for m in METRICS if m.optional)
 SERIES = tuple(m.series for m in COMPARED if m.stored)  # stored per query
+# The stored series of the optional metrics (rr, ndcg): a row or an entry may lack them.
+LATE_SERIES = tuple(m.series for m in COMPARED if m.stored and m.optional)
 
 
 # -- checking ---------------------------------------------------------------------------------
@@ -358,10 +360,8 @@ class PerQuery:
     def to_json(self) -> dict:
         out = {"id": self.id, "coverage": self.coverage, "budget_coverage": self.budget_coverage,
                "doc_hit": self.doc_hit}
-        if self.rr is not None:
-            out["rr"] = self.rr
-        if self.ndcg is not None:
-            out["ndcg"] = self.ndcg
+        out |= {name: getattr(self, name) for name in LATE_SERIES
+                if getattr(self, name) is not None}
         out["retrieved"] = self.retrieved
         if self.best is not None:
             out["best"] = self.best
@@ -375,7 +375,7 @@ class PerQuery:
         check.rate(data["coverage"], "coverage")
         check.rate(data["budget_coverage"], "budget_coverage")
         check.that(type(data["doc_hit"]) is bool, "doc_hit", "is not true or false")
-        for name in ("rr", "ndcg"):
+        for name in LATE_SERIES:
             if data.get(name) is not None:
                 check.rate(data[name], name)
         spans = data["retrieved"]
@@ -402,7 +402,7 @@ def series(rows: Sequence[PerQuery], complete_at: float) -> dict[str, np.ndarray
            "budget_coverage": np.round([q.budget_coverage for q in rows], DECIMALS),
            "complete": (cov >= complete_at).astype(float),
            "doc_hit": np.array([float(q.doc_hit) for q in rows])}
-    for name in ("rr", "ndcg"):
+    for name in LATE_SERIES:
         if rows and all(getattr(q, name) is not None for q in rows):
             out[name] = np.round([getattr(q, name) for q in rows], DECIMALS)
     return out
@@ -784,7 +784,7 @@ class BaselineEntry:
         per_query = {"coverage": s["coverage"].tolist(),
                      "budget_coverage": s["budget_coverage"].tolist(),
                      "doc_hit": s["doc_hit"].astype(int).tolist()}
-        per_query |= {n: s[n].tolist() for n in ("rr", "ndcg") if n in s}
+        per_query |= {n: s[n].tolist() for n in LATE_SERIES if n in s}
         if first:  # the chunk that held the most gold: what a failure message shows
             per_query["best"] = [q.best_span for q in rows]
         return cls(metrics={m.name: round(float(s[m.series].mean()), DECIMALS)
@@ -811,7 +811,7 @@ class BaselineEntry:
         out = {"coverage": cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
                "complete": (cov >= complete_at).astype(float),
                "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
-        return out | {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
+        return out | {n: np.asarray(pq[n], dtype=float) for n in LATE_SERIES if n in pq}
 
     @property
     def best(self) -> tuple[list[str | None], bool]:
@@ -871,7 +871,7 @@ class BaselineEntry:
         pc.object(pq)
         lengths = set()
         for s in SERIES:
-            if s in ("rr", "ndcg") and s not in pq:
+            if s in LATE_SERIES and s not in pq:
                 continue
             values = pq.get(s)
             pc.that(isinstance(values, list), s, "is missing or not a list")
