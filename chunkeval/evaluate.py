@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import (__version__, cache, identity, invariants, metrics, outside, queries, retrieval,
+from . import (__version__, cache, identity, invariants, outside, queries, retrieval, scoring,
                spotcheck, strategies)
 from .errors import ChunkevalError, ConfigError, ContractError, InputError, StrategyFailed
 from .executors import Executor, Serial
@@ -69,7 +69,7 @@ class Chunked:
     seconds: float
     stats: ChunkStats
     cut: CutRate
-    scoring: dict = field(default_factory=dict)  # what metrics.score derives from handed
+    scoring: dict = field(default_factory=dict)  # what scoring.score derives from handed
     # Handed chunks whose text is not the slice of their span (a repeated table header,
     # LangChain's rewritten output): (doc, start, end) -> text, so results.json can carry it.
     rewritten: dict = field(default_factory=dict)
@@ -233,7 +233,7 @@ class Evaluation:
         if spec not in self._query_sets:
             qs = queries.build_query_set(self.corpus, spec, max_queries=self.settings.max_queries,
                                          seed=self.settings.seed)
-            metrics.coverage_rule(qs, self.settings.coverage)  # "positional" on text: refused
+            scoring.coverage_rule(qs, self.settings.coverage)  # "positional" on text: refused
             self._query_sets[spec] = qs
         return self._query_sets[spec]
 
@@ -340,8 +340,8 @@ class Evaluation:
                      if view[c.doc_id].text[c.start:c.end] != c.text}
         try:  # the first use of an outside length measure
             length = outside.length_function(self.settings.length)
-            stats = metrics.chunk_stats(searched, length, hash=chunks_hash(searched, handed))
-            lengths = (None if self.settings.length == metrics.LENGTH
+            stats = scoring.chunk_stats(searched, length, hash=chunks_hash(searched, handed))
+            lengths = (None if self.settings.length == scoring.LENGTH
                        else identity.lengths_digest([length(c.text) for c in handed]))
         except ConfigError:
             raise
@@ -352,7 +352,7 @@ class Evaluation:
                 detail=own_frames(e))
             raise self._failed[key] from e
         return Chunked(searched, handed, parent_of, seconds, stats=stats,
-                       cut=metrics.cut_rate(view.documents, handed), rewritten=rewritten,
+                       cut=scoring.cut_rate(view.documents, handed), rewritten=rewritten,
                        lengths=lengths)
 
     def index(self, strategy_name: str, retriever: str, spec: str):
@@ -443,9 +443,9 @@ class Evaluation:
                                    describes=_describes(summary, retriever, qs))
         return self._results[key]
 
-    def _scores(self, qs: QuerySet, chunked: Chunked, ranked: np.ndarray) -> metrics.Scores:
+    def _scores(self, qs: QuerySet, chunked: Chunked, ranked: np.ndarray) -> scoring.Scores:
         s = self.settings
-        return metrics.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
+        return scoring.score(qs, chunked.handed, ranked, k=s.k, budget=s.budget,
                              budgets=s.budgets, complete_at=s.complete_at, shingle=s.shingle,
                              chunk_index=chunked.scoring, length=outside.length_function(s.length),
                              coverage=s.coverage)
@@ -570,7 +570,7 @@ class Evaluation:
         so that forked workers inherit it instead of each building its own."""
         self.analyzer
         for spec in self.query_specs:
-            metrics.prepare(self.query_set(spec), self.settings.shingle)
+            scoring.prepare(self.query_set(spec), self.settings.shingle)
 
     def release(self, strategy_name: str, spec: str) -> None:
         for key in [k for k in self._indexes if k[0] == strategy_name and k[2] == spec]:
@@ -602,7 +602,7 @@ class Evaluation:
             chunkeval=__version__, corpus=corpus_summary(self.corpus), settings=self.settings,
             query_sets={self.query_set(spec).name: QuerySetSummary(
                 len(self.query_set(spec)), self.query_set(spec).fingerprint,
-                metrics.coverage_rule(self.query_set(spec), self.settings.coverage))
+                scoring.coverage_rule(self.query_set(spec), self.settings.coverage))
                 for spec in self.query_specs},
             strategies={n: strategies.get(n).describe() for n in names},
             retrievers={r: _described(r, self.declared(retrieval.get(r)))

@@ -7,7 +7,7 @@ toolkit that ranks by score keeps chunkeval's order.
 
 Relevance is graded by the chunk's own share of the gold: the coverage that chunk alone
 holds (the gold shingles of its text, or for positional gold its gold characters; only a
-chunk of the gold document counts), as metrics.score measures it:
+chunk of the gold document counts), as scoring.score measures it:
 
     relevance = 0 when the share is 0, else max(1, floor(3 * share + 1/2))
 
@@ -113,14 +113,14 @@ def judgements(results: Results, qs: QuerySet) -> dict[str, list[dict[str, int]]
              for i in range(len(qs.queries))]
     import numpy as np  # here, not at import: the command line's parser reads FORMATS
 
-    from . import metrics
+    from . import scoring
 
     share: list[dict[int, float]] = [{} for _ in qs.queries]
     prepared: dict = {}
     # one chunk a query at a time, each scored alone (k = 1): its own coverage
     for j in range(max((len(a) for a in asked), default=0)):
         column = np.array([[a[j] if j < len(a) else -1] for a in asked], dtype=np.int64)
-        scores = metrics.score(qs, chunks, column, k=1, budget=1, budgets=(),
+        scores = scoring.score(qs, chunks, column, k=1, budget=1, budgets=(),
                                shingle=s.shingle, coverage=s.coverage, chunk_index=prepared)
         for i, a in enumerate(asked):
             if j < len(a):

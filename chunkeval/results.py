@@ -54,7 +54,7 @@ class Settings:
     analyzer: str = "auto"  # BM25 and LSA terms; auto: from the corpus's language
     length: str = "chars"  # "chars" or "module:attr", a callable text -> int
     # how gold given as `spans` is scored: "auto" and "positional" by position, "text" by
-    # shingles wherever they occur in the gold document (metrics.coverage_rule)
+    # shingles wherever they occur in the gold document (scoring.coverage_rule)
     coverage: str = "auto"
 
     def to_json(self) -> dict:
@@ -98,6 +98,14 @@ class Metric:
     gated: bool  # gated by default (docs/method.md, "How much to trust the gate")
     label: str  # as tables show it; "k" is the run's k
     rate: bool = True  # a share in [0, 1]; else a mean count (pages)
+    # How scoring computes it: the mean of this per-query array of scoring.Scores (for
+    # Chroma's metrics, its entry in Scores.chroma) over the queries `over` names: "all",
+    # "positional" (those with spans), "gold pages" (those with gold pages) or "paged"
+    # (every query, of a view with pages).
+    scores: str = ""
+    over: str = "all"
+    optional: bool = True  # recorded since the rank metrics exist: older files may lack it
+    stored: bool = True  # its series is kept per query (else derived: complete from coverage)
 
     def title(self, k: int) -> str:
         return self.label.replace("@k", f"@{k}")
@@ -106,32 +114,36 @@ class Metric:
 # The order is results.json's and the verdicts'. The seed's four are gated by default; the
 # rank metrics are reported, precision and IoU have no per-query series in a baseline.
 METRICS: tuple[Metric, ...] = (
-    Metric("recall_at_k", "coverage", True, "Recall@k"),
-    Metric("budget_recall", "budget_coverage", True, "budget recall"),
-    Metric("complete_rate", "complete", True, "complete rate"),
-    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k"),
-    Metric("precision", None, False, "precision"),
-    Metric("iou", None, False, "IoU"),
-    Metric("mrr_at_k", "rr", False, "MRR@k"),
-    Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),
-    # Chroma's chunking evaluation's own definitions, on positional gold only (metrics.py)
-    Metric("chroma_recall", None, False, "Chroma recall"),
-    Metric("chroma_precision", None, False, "Chroma precision"),
-    Metric("chroma_iou", None, False, "Chroma IoU"),
-    Metric("precision_omega", None, False, "precision Ω"),
+    Metric("recall_at_k", "coverage", True, "Recall@k", scores="coverage", optional=False),
+    Metric("budget_recall", "budget_coverage", True, "budget recall",
+           scores="budget_coverage", optional=False),
+    Metric("complete_rate", "complete", True, "complete rate", scores="complete",
+           optional=False, stored=False),
+    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k", scores="doc_hit", optional=False),
+    Metric("precision", None, False, "precision", scores="precision"),
+    Metric("iou", None, False, "IoU", scores="iou"),
+    Metric("mrr_at_k", "rr", False, "MRR@k", scores="rr"),
+    Metric("ndcg_at_k", "ndcg", False, "nDCG@k", scores="ndcg"),
+    # Chroma's chunking evaluation's own definitions (scoring/positional.py)
+    Metric("chroma_recall", None, False, "Chroma recall", scores="chroma", over="positional"),
+    Metric("chroma_precision", None, False, "Chroma precision", scores="chroma",
+           over="positional"),
+    Metric("chroma_iou", None, False, "Chroma IoU", scores="chroma", over="positional"),
+    Metric("precision_omega", None, False, "precision Ω", scores="chroma", over="positional"),
     # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
-    # pages (document, page) the chunks within the budget come from (metrics.py)
-    Metric("page_hit_at_k", None, False, "page hit@k"),
-    Metric("budget_pages", None, False, "pages in budget", rate=False),
+    # pages (document, page) the chunks within the budget come from (scoring/pages.py)
+    Metric("page_hit_at_k", None, False, "page hit@k", scores="page_hit", over="gold pages"),
+    Metric("budget_pages", None, False, "pages in budget", rate=False, scores="budget_pages",
+           over="paged"),
 )
 BY_NAME = {m.name: m for m in METRICS}
 # Metrics a per-query series stands behind: what the gate can compare.
 COMPARED = tuple(m for m in METRICS if m.series is not None)
 GATED = tuple(m.name for m in METRICS if m.gated)
-# Recorded since the rank metrics exist: older results and baselines may lack them.
-OPTIONAL = ("precision", "iou", "mrr_at_k", "ndcg_at_k", "chroma_recall", "chroma_precision",
-            "chroma_iou", "precision_omega", "page_hit_at_k", "budget_pages")
-SERIES = ("coverage", "budget_coverage", "doc_hit", "rr", "ndcg")  # stored per query
+OPTIONAL = tuple(m.name for m in METRICS if m.optional)
+SERIES = tuple(m.series for m in COMPARED if m.stored)  # stored per query
+# The stored series of the optional metrics (rr, ndcg): a row or an entry may lack them.
+LATE_SERIES = tuple(m.series for m in COMPARED if m.stored and m.optional)
 
 
 # -- checking ---------------------------------------------------------------------------------
@@ -348,10 +360,8 @@ class PerQuery:
     def to_json(self) -> dict:
         out = {"id": self.id, "coverage": self.coverage, "budget_coverage": self.budget_coverage,
                "doc_hit": self.doc_hit}
-        if self.rr is not None:
-            out["rr"] = self.rr
-        if self.ndcg is not None:
-            out["ndcg"] = self.ndcg
+        out |= {name: getattr(self, name) for name in LATE_SERIES
+                if getattr(self, name) is not None}
         out["retrieved"] = self.retrieved
         if self.best is not None:
             out["best"] = self.best
@@ -365,7 +375,7 @@ class PerQuery:
         check.rate(data["coverage"], "coverage")
         check.rate(data["budget_coverage"], "budget_coverage")
         check.that(type(data["doc_hit"]) is bool, "doc_hit", "is not true or false")
-        for name in ("rr", "ndcg"):
+        for name in LATE_SERIES:
             if data.get(name) is not None:
                 check.rate(data[name], name)
         spans = data["retrieved"]
@@ -392,7 +402,7 @@ def series(rows: Sequence[PerQuery], complete_at: float) -> dict[str, np.ndarray
            "budget_coverage": np.round([q.budget_coverage for q in rows], DECIMALS),
            "complete": (cov >= complete_at).astype(float),
            "doc_hit": np.array([float(q.doc_hit) for q in rows])}
-    for name in ("rr", "ndcg"):
+    for name in LATE_SERIES:
         if rows and all(getattr(q, name) is not None for q in rows):
             out[name] = np.round([getattr(q, name) for q in rows], DECIMALS)
     return out
@@ -774,7 +784,7 @@ class BaselineEntry:
         per_query = {"coverage": s["coverage"].tolist(),
                      "budget_coverage": s["budget_coverage"].tolist(),
                      "doc_hit": s["doc_hit"].astype(int).tolist()}
-        per_query |= {n: s[n].tolist() for n in ("rr", "ndcg") if n in s}
+        per_query |= {n: s[n].tolist() for n in LATE_SERIES if n in s}
         if first:  # the chunk that held the most gold: what a failure message shows
             per_query["best"] = [q.best_span for q in rows]
         return cls(metrics={m.name: round(float(s[m.series].mean()), DECIMALS)
@@ -801,7 +811,7 @@ class BaselineEntry:
         out = {"coverage": cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
                "complete": (cov >= complete_at).astype(float),
                "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
-        return out | {n: np.asarray(pq[n], dtype=float) for n in ("rr", "ndcg") if n in pq}
+        return out | {n: np.asarray(pq[n], dtype=float) for n in LATE_SERIES if n in pq}
 
     @property
     def best(self) -> tuple[list[str | None], bool]:
@@ -861,7 +871,7 @@ class BaselineEntry:
         pc.object(pq)
         lengths = set()
         for s in SERIES:
-            if s in ("rr", "ndcg") and s not in pq:
+            if s in LATE_SERIES and s not in pq:
                 continue
             values = pq.get(s)
             pc.that(isinstance(values, list), s, "is missing or not a list")

@@ -16,7 +16,7 @@ from chunkeval.corpus.pdf import parse_pdf
 from chunkeval.corpus.rst import parse_rst
 from chunkeval.corpus.word import parse_docx
 from chunkeval.errors import InputError
-from chunkeval.metrics import score
+from chunkeval.scoring import score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 from chunkeval.queries import build_query_set
 from chunkeval.results import Results

@@ -7,7 +7,7 @@ import pytest
 
 from chunkeval.evaluate import Evaluation, _merge_into_parents
 from chunkeval.executors import ProcessPool
-from chunkeval.metrics import coverage_of
+from chunkeval.scoring import coverage_of
 from chunkeval.results import Settings
 from helpers import tiny_corpus
 

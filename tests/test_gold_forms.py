@@ -8,7 +8,7 @@ import pytest
 
 from chunkeval.cli import main
 from chunkeval.corpus import load_corpus
-from chunkeval.metrics import chunk_stats, coverage_of, score
+from chunkeval.scoring import chunk_stats, coverage_of, score
 from chunkeval.outside import length_function
 from chunkeval.model import Chunk, Query, QuerySet
 from chunkeval.errors import ConfigError, ContractError, InputError

@@ -187,3 +187,48 @@ def test_pytest_sees_every_hook_and_fixture_through_the_entry_point_module():
                  for f in ast.parse(p.read_text(encoding="utf-8")).body
                  if isinstance(f, ast.FunctionDef) and f.name.startswith("pytest_")]
     assert elsewhere == []
+
+
+# -- layers ------------------------------------------------------------------------------------
+# The scoring room: its modules by layer, lowest first; a module imports only from layers
+# below its own, and from outside the room only what lies below scoring.
+SCORING = PACKAGE / "scoring"
+SCORING_LAYERS = (("shingling", "scores", "chunks"), ("sets", "fast", "positional", "pages"),
+                  ("__init__",))
+BELOW_SCORING = ("model", "errors", "outside", "results", "stats")
+
+
+def layer_breaks(graph: dict[Path, set[Path]], layers: dict[Path, int]) -> list[str]:
+    """Imports from a module to one on its own layer or a higher one (modules without a layer
+    are not judged)."""
+    return sorted(f"{a.name} -> {b.name}" for a, arrows in graph.items() if a in layers
+                  for b in arrows if b in layers and layers[b] >= layers[a])
+
+
+def test_the_layer_check_finds_an_import_upwards():
+    a, b, c = Path("a.py"), Path("b.py"), Path("c.py")
+    layers = {a: 0, b: 1, c: 1}
+    assert layer_breaks({a: set(), b: {a}, c: {a}}, layers) == []
+    assert layer_breaks({a: {b}, b: {c}, c: set()}, layers) == ["a.py -> b.py", "b.py -> c.py"]
+
+
+def test_scoring_imports_only_downwards():
+    graph = import_graph()
+    layers = {SCORING / f"{name}.py": level for level, names in enumerate(SCORING_LAYERS)
+              for name in names}
+    assert set(layers) == set(SCORING.glob("*.py")), "a scoring module without a layer"
+    assert layer_breaks(graph, layers) == []
+    below = {PACKAGE / f"{name}.py" for name in BELOW_SCORING}
+    outside = sorted(str(b.relative_to(PACKAGE)) for a in layers for b in graph[a]
+                     if b.parent != SCORING and b not in below)
+    assert outside == [], "scoring imports from above it"
+
+
+def test_the_rest_of_the_package_meets_scoring_by_its_face():
+    face = SCORING / "__init__.py"
+    users = {a for a, arrows in import_graph().items() if face in arrows}
+    assert users - set(SCORING.glob("*.py")), "the walk found scoring's users"
+    inner = sorted(f"{a.relative_to(PACKAGE)} -> {b.relative_to(PACKAGE)}"
+                   for a, arrows in import_graph().items() if a.parent != SCORING
+                   for b in arrows if b.parent == SCORING and b != face)
+    assert inner == []

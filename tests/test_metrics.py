@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from chunkeval.metrics import (Scores, chunk_stats, coverage_of, cut_rate, overlap_stats,
+from chunkeval.scoring import (Scores, chunk_stats, coverage_of, cut_rate, overlap_stats,
                                score, shingles)
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 
@@ -204,3 +204,28 @@ def test_mrr_and_ndcg_graded_by_the_coverage_each_rank_adds():
     # beyond k nothing counts
     deep = run(handed, [[0, 0, 0, 0, 0, 3]], k=5)  # the gold chunk at rank 6
     assert deep.rr[0] == deep.ndcg[0] == 0.0
+
+
+def test_the_summary_follows_the_metric_table():
+    from chunkeval.results import METRICS
+    from chunkeval.scoring import CHROMA_METRICS
+
+    plain = Scores.blank(["a", "b", "c"], (), {})
+    assert list(plain.summary()) == [m.name for m in METRICS if m.over == "all"]
+    # one query with spans, two with gold pages, on a view with pages: every metric
+    full = Scores.blank(["a", "b", "c"], (), {})
+    full.coverage[:] = [1.0, 0.5, 0.0]
+    full.positional = np.array([True, False, False])
+    full.chroma = {name: np.array([0.25, np.nan, np.nan]) for name in CHROMA_METRICS}
+    full.page_hit = np.array([1.0, np.nan, 0.0])
+    full.budget_pages = np.array([1.0, 2.0, 6.0])
+    summary = full.summary()
+    assert list(summary) == [m.name for m in METRICS]
+    assert summary["recall_at_k"].value == pytest.approx(0.5)
+    assert summary["chroma_recall"].value == pytest.approx(0.25)
+    assert summary["page_hit_at_k"].value == pytest.approx(0.5)
+    assert summary["budget_pages"].value == pytest.approx(3.0)
+    # a metric is looked up by its table name only
+    assert np.array_equal(full.values("recall_at_k"), full.coverage)
+    with pytest.raises(LookupError):
+        full.values("chroma_recall")

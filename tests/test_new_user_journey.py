@@ -5,7 +5,7 @@ import re
 
 from chunkeval.corpus.markdown import parse_markdown
 from chunkeval.gate.diffs import describe_cuts
-from chunkeval.metrics import cut_blocks, cut_rate
+from chunkeval.scoring import cut_blocks, cut_rate
 from chunkeval.model import Chunk, Corpus
 from chunkeval.queries import build_query_set, generate
 from chunkeval.queries.builders import clean_title

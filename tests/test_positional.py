@@ -11,7 +11,7 @@ import pytest
 
 from chunkeval.errors import BaselineError, ConfigError
 from chunkeval.gate.baselines import Baseline, Record
-from chunkeval.metrics import CHROMA_METRICS, chroma_metrics, coverage_rule, score
+from chunkeval.scoring import CHROMA_METRICS, chroma_metrics, coverage_rule, score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 from chunkeval.results import BaselineEntry
 from helpers import a_result

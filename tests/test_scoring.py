@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunkeval import metrics
-from chunkeval.metrics import Scores, score
+from chunkeval.scoring import fast
+from chunkeval.scoring import Scores, score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 from helpers import one_per_family
 
@@ -129,11 +129,11 @@ def test_parent_child_rankings_agree():
 def test_small_batches_and_colliding_hashes_agree(monkeypatch, collide):
     """A vocabulary merged a few shingles at a time, chunks and pairs looked up a few at a
     time, and a hash under which different shingles meet (the exact keys take over)."""
-    monkeypatch.setattr(metrics, "UNION_BATCH", 5)
-    monkeypatch.setattr(metrics, "PAIR_BLOCK", 7)
+    monkeypatch.setattr(fast, "UNION_BATCH", 5)
+    monkeypatch.setattr(fast, "PAIR_BLOCK", 7)
     if collide:
-        hash_ = metrics._hash
-        monkeypatch.setattr(metrics, "_hash", lambda rows: hash_(rows) % np.uint64(3))
+        hash_ = fast._hash
+        monkeypatch.setattr(fast, "_hash", lambda rows: hash_(rows) % np.uint64(3))
     VIEW.__dict__.pop("_chunkeval_scoring", None)  # the view's vocabulary, built again
     try:
         test_hand_made_cases_agree_and_hold_the_worked_values()

@@ -65,7 +65,7 @@ class Record:
     corpus: dict  # name, fingerprint, documents, chars (and identity)
     settings: dict  # Settings.to_json()
     query_set_fingerprint: str
-    coverage: str = "text"  # the set's coverage rule (metrics.coverage_rule)
+    coverage: str = "text"  # the set's coverage rule (scoring.coverage_rule)
     # the set's question keys (Query.key) in order, and its view's document fingerprints:
     # what a later run pairs questions by and tells changed documents by
     query_keys: list[str] | None = None

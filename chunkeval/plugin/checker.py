@@ -61,7 +61,7 @@ class Checker:
                                "--update-baselines` to record one from this run, then commit "
                                "it, or gate against the base branch with `pytest "
                                "--chunkeval-base REV`")
-        from ..metrics import coverage_rule
+        from ..scoring import coverage_rule
 
         corpus = session.corpus_record
         coverage = coverage_rule(qs, session.settings.coverage)
@@ -138,7 +138,7 @@ class Checker:
 
             row["retrieved"] = queries_page.retrieved(result, qs.view, ev.settings.k)
         if self.state.update:
-            from ..metrics import coverage_rule
+            from ..scoring import coverage_rule
 
             params = strategies.get(case.strategy).describe()["params"]
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
@@ -242,7 +242,7 @@ class Checker:
                 problems.append(f"cut rate {cut.value * 100:.1f}% rose from {versus} "
                                 f"{entry.cut_rate * 100:.1f}%")
         if problems:
-            from ..metrics import cut_blocks
+            from ..scoring import cut_blocks
 
             cuts = diffs.describe_cuts(cut_blocks(qs.view.documents, chunked.handed))
             pytest.fail(f"{what} on {self._where()}: " + "; ".join(problems) + "\n" + cuts,
