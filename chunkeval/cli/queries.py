@@ -10,10 +10,10 @@ from .. import config
 from ..cache import atomic_write
 from ..corpus import load_corpus
 from ..errors import ConfigError
+from ..inventory import QuerySetInfo
 from ..outside import load
 from ..queries import generate, imports
 from .common import report_problems, session_of
-from .corpus import format_set_info, set_info
 
 
 def queries_command(args) -> int:
@@ -24,13 +24,14 @@ def queries_command(args) -> int:
 def _queries_info(args) -> int:
     session = session_of(args, check=False)
     specs = args.sets or session.query_specs()
-    info = {session.query_set(spec).name: set_info(session, spec) for spec in specs}
+    info = {i.name: i for i in (QuerySetInfo.of(session, spec) for spec in specs)}
     if args.json:
-        print(json.dumps(info, ensure_ascii=False, indent=2))
+        print(json.dumps({name: i.to_json() for name, i in info.items()}, ensure_ascii=False,
+                         indent=2))
     else:
         print(session.corpus_line)
-        for name, detail in info.items():
-            print(format_set_info(name, detail))
+        for i in info.values():
+            print(i.to_text())
     return report_problems([p for spec in specs for p in session.query_set(spec).problems],
                             session.config.strict)
 
