@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import strategies
-from ..errors import EXIT_NOT_COMPARED, BaselineError, ConfigError, InputError, StrategyFailed
+from ..errors import EXIT_NOT_COMPARED, BaselineError, ConfigError, StrategyFailed
 from ..gate import baselines
 from ..results import BaselineEntry
 from ..retrieval import load_retriever
@@ -14,8 +14,7 @@ from .common import session_of
 
 
 def compare_command(args) -> int:
-    from .. import report
-    from ..stats import paired_bootstrap
+    from ..report.pair import PairedComparison
 
     session = session_of(args)
     if session.config.base and args.a is None:
@@ -26,48 +25,21 @@ def compare_command(args) -> int:
     retriever = args.compared_retriever
     if ":" in retriever:
         retriever = load_retriever(retriever, session.config.root)[0].name
+    names = (args.a, args.b)
     if args.results:
-        results = read_results(args.results)
-        present = report.View(results).query_sets  # those with results, the largest first
-        if not present:
-            raise InputError(args.results, "holds no results")
-        query_set = args.query_set or present[0]
-        picked = {r.strategy: r for r in results.results
-                  if r.retriever == retriever and r.query_set == query_set}
-        missing = [s for s in (args.a, args.b) if s not in picked]
-        if missing:
-            raise InputError(args.results, f"no {retriever} results on {query_set!r} for "
-                                           f"{', '.join(missing)}")
-        a, b = picked[args.a], picked[args.b]
-        if [q.id for q in a.per_query] != [q.id for q in b.per_query]:
-            raise InputError(args.results, f"{args.a} and {args.b} were not measured on the same "
-                                           f"queries of {query_set!r}")
-        complete_at = results.settings.complete_at
+        compared = PairedComparison.from_results(read_results(args.results), args.results,
+                                                 names, retriever, args.query_set)
     else:
-        for name in (args.a, args.b):
+        for name in names:
             strategies.get(name)
         evaluation = session.evaluation
         print(session.corpus_line)
         spec = args.query_set or max(evaluation.query_specs,  # the largest set
                                      key=lambda q: len(evaluation.query_set(q)))
-        a = evaluation.result(args.a, retriever, spec)
-        b = evaluation.result(args.b, retriever, spec)
-        query_set, complete_at = a.query_set, evaluation.settings.complete_at
-    sa, sb = a.series(complete_at), b.series(complete_at)
-    print(f"{args.a} - {args.b}, retriever {retriever}, query set {query_set} "
-          f"({len(sa['coverage'])} queries; paired bootstrap, 2,000 resamples, seed 0)")
-    for metric, src in (("recall@k", "coverage"), ("budget recall", "budget_coverage"),
-                        ("complete rate", "complete"), ("doc hit@k", "doc_hit")):
-        ci = paired_bootstrap(sa[src], sb[src])
-        verdict = "difference shown" if ci.shows_difference else "no difference shown"
-        print(f"  {metric:<14} {sa[src].mean()*100:6.1f}% vs {sb[src].mean()*100:6.1f}%  "
-              f"diff {ci.diff*100:+5.1f} points, 95% CI [{ci.low*100:+.1f}, {ci.high*100:+.1f}]"
-              f"  {verdict}")
-    for name, r in ((args.a, a), (args.b, b)):  # what differs in the chunks themselves
-        c = r.chunks
-        print(f"  {name}: cut rate {r.cut_rate.value * 100:.1f}% ({r.cut_rate.cut} of "
-              f"{r.cut_rate.blocks} table/pre blocks), {c.count:,} chunks, mean length "
-              f"{c.mean_len:,.0f}, longest {c.max_len:,}, {c.under_30} under 30")
+        a, b = (evaluation.result(name, retriever, spec) for name in names)
+        compared = PairedComparison(names, a, b, retriever, a.query_set,
+                                    evaluation.settings.complete_at)
+    print(compared.to_text())
     return 0
 
 
