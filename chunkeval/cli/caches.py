@@ -4,53 +4,29 @@ from __future__ import annotations
 
 import sys
 
-from .. import cache
 from ..errors import ConfigError
-from ..queries import generate
 from .common import session_of
 
 
 def cache_command(args) -> int:
-    """Parsed corpora, downloaded packages and generated questions are kept by `clear`: they
-    are costly to make again (the packages need apt, the questions a generator's calls) and
-    never give a wrong number."""
-    from ..retrieval import embedding
+    from ..stores import stores
 
     if args.cache_command == "verify":
         return _verify(args)
-    if args.cache_command == "clear":
-        status = 0
-        for what, where, clear in (("embedding cache", embedding.root(), embedding.clear),
-                                   ("result cache", cache.results_root(), cache.clear_results),
-                                   ("chunk cache", cache.CHUNKS.root(), cache.CHUNKS.clear)):
-            freed, left = clear()
-            print(f"cleared the {what} {where} ({freed / 2**20:.1f} MB)")
-            if left:
-                print(f"chunkeval: error: {where}: {left / 2**20:.1f} MB could not be removed "
-                      "(no permission to write there?)", file=sys.stderr)
-                status = 2
-        return status
-    root = cache.cache_root()
-    for name, what in (("corpus", "parsed corpora"), ("debs", "downloaded packages")):
-        files = [f for f in (root / name).rglob("*") if f.is_file()] \
-            if (root / name).is_dir() else []
-        size = sum(f.stat().st_size for f in files)
-        print(f"{what} {root / name}: {len(files)} files, {size / 2**20:.1f} MB (kept by clear)")
-    files, size = embedding.usage()
-    print(f"embedding cache {embedding.root()}: {files} shard files, {size / 2**20:.1f} MB "
-          f"(limit {embedding.limit_bytes() / 2**20:.0f} MB, ${embedding.LIMIT_VAR})")
-    entries, size = cache.results_usage()
-    print(f"result cache {cache.results_root()}: {entries} results, {size / 2**20:.1f} MB "
-          f"(limit {cache.results_limit_bytes() / 2**20:.0f} MB, ${cache.RESULTS_LIMIT_VAR})")
-    entries, size = cache.CHUNKS.usage()
-    print(f"chunk cache {cache.CHUNKS.root()}: {entries} strategy x view outputs, "
-          f"{size / 2**20:.1f} MB (limit {cache.CHUNKS.limit_bytes() / 2**20:.0f} MB, "
-          f"${cache.CHUNKS_LIMIT_VAR})")
-    entries, size = generate.usage()
-    print(f"question cache {generate.root()}: {entries} generator answers, "
-          f"{size / 2**20:.1f} MB (limit {generate.limit_bytes() / 2**20:.0f} MB, "
-          f"${generate.LIMIT_VAR}; kept by clear)")
-    return 0
+    if args.cache_command == "info":
+        for store in stores():
+            print(store.line())
+        return 0
+    status = 0
+    for store in (s for s in stores() if s.clear):
+        where = store.root()
+        freed, left = store.clear()
+        print(f"cleared the {store.what} {where} ({freed / 2**20:.1f} MB)")
+        if left:
+            print(f"chunkeval: error: {where}: {left / 2**20:.1f} MB could not be removed "
+                  "(no permission to write there?)", file=sys.stderr)
+            status = 2
+    return status
 
 
 def _verify(args) -> int:
