@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from pathlib import Path
 from string import Template
 
 from .. import config, strategies
 from ..cache import atomic_write
-from ..corpus import format_of, load_corpus
+from ..corpus import load_corpus
 from ..corpus.debian import BUILTIN_CORPORA
+from ..corpus.discover import find_documents
 from ..errors import ChunkevalError, ConfigError
 from ..gate import baselines, verdict
 from ..gate.baselines import ignore_temporaries
@@ -28,32 +28,7 @@ def _template(name: str) -> str:
     return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
-# Folders that hold tools, not the project's documents.
-SKIP_DIRS = {"node_modules", "venv", "env", "site-packages", "build", "dist", "__pycache__",
-             "baselines", "chunkeval-results"}
-
 EXAMPLE_SPLITTER = _template("splitter.py")
-
-
-def _find_docs(root: Path) -> tuple[Path | None, int]:
-    """The folder below `root` holding the most documents chunkeval reads, and how many."""
-    counts: Counter[Path] = Counter()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        here = Path(folder)
-        if here == root:
-            continue
-        n = sum(1 for f in files if format_of(f) is not None)
-        for parent in [here, *here.parents]:
-            if parent == root:
-                break
-            counts[parent] += n
-    if not counts or counts.most_common(1)[0][1] == 0:
-        return None, 0
-    # the deepest folder that still holds the most files: docs/html rather than docs
-    best = max(counts.values())
-    folder = max((p for p, n in counts.items() if n == best), key=lambda p: len(p.parts))
-    return folder, best
 
 
 def init_command(args) -> int:
@@ -67,7 +42,7 @@ def init_command(args) -> int:
             raise ConfigError(f"--docs {args.docs}: not a directory")
         docs = docs.resolve()
     else:
-        docs, n = _find_docs(root)
+        docs, n = find_documents(root)
         if docs is None:
             raise ConfigError(f"no HTML, Markdown or text files in any folder below {root}; "
                              "pass --docs DIR")
