@@ -16,7 +16,7 @@ from ..corpus.discover import find_documents
 from ..errors import ChunkevalError, ConfigError
 from ..gate import baselines, verdict
 from ..gate.baselines import ignore_temporaries
-from ..gate.power import MIN_DETECTABLE, set_power
+from ..gate.power import set_power
 from ..queries import build_default_query_sets
 from ..results import DEFAULTS
 from .parser import EXAMPLE_MODULE, EXPERIMENT_SIZE
@@ -63,13 +63,7 @@ def init_command(args) -> int:
                           family=family)
         if power.gates:
             gating.append(qs.name)
-        notes.append((qs.name, f"{len(qs)} queries; "
-                      + (f"gates: catches a drop of {power.smallest_drop * 100:.0f} points "
-                         "(4 times in 5)" if power.gates else
-                         f"measured and shown, does not gate: catches only drops of "
-                         f"{power.smallest_drop * 100:.0f} points or more (a gate needs "
-                         f"{MIN_DETECTABLE * 100:.0f}, about {power.queries_needed} queries); "
-                         "judged again from its baseline's spread once recorded")))
+        notes.append((qs.name, power.before_baseline()))
         print(f"query set {notes[-1][0]}: {notes[-1][1]}")
     example = root / f"{EXAMPLE_MODULE}.py"
     if args.example_splitter and example.exists():
