@@ -1,7 +1,10 @@
 """The command line: fetch and inspect the corpus, list strategies, run the evaluation, compare.
 
-The parser (parser.py) is built from config.SETTINGS; each command is a module here whose
-handler works on one session.Session, as the plugin does, and calls the domain code below.
+The parser (parser.py) takes every option that is a setting from config.SETTINGS; each
+command is a module here (corpus, queries, listing, run with merge and export, compare, sweep,
+caches, calibrate, init; common.py what they share) whose handler works on one
+session.Session, as the plugin does, and prints what the domain code below returns. Nothing
+in the package imports this one; `init`'s files are in templates/.
 
 Exit codes: 0 done; 1 done, but a strategy could not be scored or, under --strict, the input
 had problems; 2 bad input or usage; 130 interrupted. Anything else that escapes is a bug and shows its traceback.
