@@ -4,11 +4,11 @@ query builders saw."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 from ..cache import atomic_write
 from ..corpus import fetch_builtin
+from ..corpus.debian import apt_update
 from ..errors import CorpusError
 from ..inventory import CorpusInfo, dump
 from .common import report_problems, session_of
@@ -24,24 +24,12 @@ def corpus_command(args) -> int:
             # A fresh machine's package lists may be empty or stale: refresh them once.
             print(f"chunkeval: {e}\nchunkeval: running `apt-get update` and trying again",
                   file=sys.stderr)
-            _apt_update()
+            apt_update()
             paths = fetch_builtin(args.corpus, progress=None)
         for p in paths:
             print(p)
         return 0
     return _info(args)
-
-
-def _apt_update() -> None:
-    try:
-        done = subprocess.run(["apt-get", "update"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-    except FileNotFoundError:
-        raise CorpusError("apt-get is not installed: the default corpus needs Debian's apt; "
-                          "or evaluate your own documents with --corpus DIR") from None
-    if done.returncode != 0:
-        raise CorpusError(f"`apt-get update` failed (exit {done.returncode}): "
-                          f"{done.stderr.strip()[-500:]}")
 
 
 def _info(args) -> int:
