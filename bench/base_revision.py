@@ -43,7 +43,7 @@ SHOWN = re.compile(r"^(against |corpus changed|new since|removed since|FAILED|.*
 
 def write_team(project: Path, size: int) -> None:
     """The splitter `chunkeval init --example-splitter` writes, packing blocks up to SIZE."""
-    from chunkeval.cli import EXAMPLE_SPLITTER
+    from chunkeval.cli.init import EXAMPLE_SPLITTER
 
     (project / "team.py").write_text(EXAMPLE_SPLITTER.replace("SIZE = 800", f"SIZE = {size}"),
                                      encoding="utf-8")

@@ -21,6 +21,7 @@ import scipy.sparse  # noqa: F401  (imported once: an in-process run must not im
 import chunkeval.corpus  # noqa: F401
 import chunkeval.evaluate  # noqa: F401
 from chunkeval import cli, strategies
+from chunkeval.cli.init import EXAMPLE_SPLITTER
 from chunkeval.errors import EXIT_NOT_COMPARED, BaselineError
 from chunkeval.gate import base
 
@@ -60,7 +61,7 @@ def git(root: Path, *args: str) -> str:
 
 def write_team(root: Path, size: int) -> None:
     """The splitter `chunkeval init --example-splitter` writes, packing blocks up to SIZE."""
-    (root / "team.py").write_text(cli.EXAMPLE_SPLITTER.replace("SIZE = 800", f"SIZE = {size}"),
+    (root / "team.py").write_text(EXAMPLE_SPLITTER.replace("SIZE = 800", f"SIZE = {size}"),
                                   encoding="utf-8")
     sys.modules.pop("team", None)
 

@@ -216,7 +216,7 @@ def test_init_names_the_sets_it_writes_and_its_experiment_fails_the_gate(tmp_pat
 
 
 def test_the_example_splitter_cuts_long_prose_and_keeps_tables_whole(tmp_path: Path):
-    from chunkeval.cli import EXAMPLE_SPLITTER
+    from chunkeval.cli.init import EXAMPLE_SPLITTER
     from chunkeval.corpus.html import parse_html
 
     namespace: dict = {}

@@ -16,7 +16,8 @@ PACKAGE = Path(chunkeval.__file__).parent
 
 
 def _modules() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    # templates/ holds files `chunkeval init` writes into a project, not the package's code
+    return sorted(p for p in PACKAGE.rglob("*.py") if "templates" not in p.parts)
 
 
 def _resolve(path: Path, node: ast.ImportFrom) -> list[Path]:
@@ -121,7 +122,43 @@ def test_the_face_names_the_types_a_project_meets():
 def test_the_type_marker_ships_with_the_package():
     assert (PACKAGE / "py.typed").is_file()
     pyproject = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'chunkeval = ["py.typed"]' in pyproject
+    assert 'chunkeval = ["py.typed", "cli/templates/*"]' in pyproject
+
+
+def test_the_init_templates_ship_as_package_data():
+    from chunkeval.cli import init
+    assert sorted(p.name for p in init.TEMPLATES.iterdir()) == ["section.toml", "splitter.py"]
+    assert "def split(doc)" in init.EXAMPLE_SPLITTER
+    assert "[tool.chunkeval]" in init._section("docs", [], False, [])
+
+
+CLI = PACKAGE / "cli"
+
+
+def test_the_command_line_is_a_package_of_short_modules():
+    long = {p.name: n for p in CLI.glob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
+    assert len(list(CLI.glob("*.py"))) > 5 and long == {}
+
+
+def test_nothing_imports_the_command_line():
+    # The command line is the top face: it may import everything below, nothing imports it
+    # (but `python -m chunkeval`).
+    graph = import_graph()
+    up = sorted(str(p.relative_to(PACKAGE)) for p, arrows in graph.items()
+                if CLI not in p.parents and p.name != "__main__.py"
+                and any(CLI in a.parents for a in arrows))
+    assert up == []
+    assert any(CLI in a.parents for a in graph[CLI / "__init__.py"])  # the walk sees cli/
+
+
+def test_the_command_modules_do_not_import_the_face():
+    # cli/__init__.py imports the command modules; one importing it back would be a cycle
+    graph = import_graph()
+    back = sorted(p.name for p, arrows in graph.items()
+                  if CLI in p.parents and p.name not in ("__init__.py", "__main__.py")
+                  and CLI / "__init__.py" in arrows)
+    assert back == []
 
 
 # What only evaluating needs: numpy and scipy (scoring, BM25), scikit-learn (LSA), LangChain

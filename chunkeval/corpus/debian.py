@@ -230,3 +230,15 @@ def language_pages(pkg: DebPackage, path: Path, lang: str) -> list[tuple[str, by
         raise CorpusError(f"{path}: two pages share a file name; doc ids would clash")
     return pages
 
+
+def apt_update() -> None:
+    """Refresh apt's package lists (a fresh machine's may be empty or stale)."""
+    try:
+        done = subprocess.run(["apt-get", "update"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        raise CorpusError("apt-get is not installed: the default corpus needs Debian's apt; "
+                          "or evaluate your own documents with --corpus DIR") from None
+    if done.returncode != 0:
+        raise CorpusError(f"`apt-get update` failed (exit {done.returncode}): "
+                          f"{done.stderr.strip()[-500:]}")

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import replace
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .. import strategies
-from ..errors import InputError
+from ..cache import atomic_write
+from ..errors import ConfigError, InputError
 from ..model import Chunk, Document
 from ..progress import Progress
 from ..results import COMPARED, BaselineEntry, Check, ChunkStats, Noise, PerQuery, Result
+from .baselines import key as baseline_key
 from .power import queries_needed
 from .verdict import Tolerance, compare
 
@@ -355,6 +358,69 @@ def format_table(table: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DROPS", "detectable", "entry_of", "format_table", "harmless_diffs", "judge",
-           "noise_floors", "queries_needed", "read_trials", "run_trials", "shifted", "truncated",
+
+def parse_drops(spelled: str, trials: int) -> list[float]:
+    """--drops as shares, checked with --trials: a one-line error for either."""
+    try:
+        drops = [float(d) for d in spelled.split(",") if d.strip()]
+    except ValueError:
+        raise ConfigError(f"--drops {spelled!r}: expected comma-separated shares") from None
+    if any(not 0 < d < 1 for d in drops) or trials < 1:
+        raise ConfigError("--drops must lie in (0, 1) and --trials be >= 1")
+    return drops
+
+
+@dataclass
+class Calibration:
+    """The trials of one strategy judged both ways, and the noise floors they measure."""
+    trials: dict
+    tolerance: Tolerance
+    tables: dict = field(init=False)
+    floors: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tables = {"bootstrap": judge(self.trials, self.tolerance),
+                       "calibrated": judge(self.trials, self.tolerance, calibrated=True)}
+        self.floors = noise_floors(harmless_diffs(self.trials))
+
+    @property
+    def stem(self) -> str:
+        return f"calibration-{self.trials['strategy']}"
+
+    def to_text(self) -> str:
+        return "\n\n".join(format_table(t) for t in self.tables.values())
+
+    def to_json(self) -> dict:
+        return {**self.tables, "tolerance": self.tolerance.to_json(),
+                "noise": {c: {m: n.to_json() for m, n in f.items()}
+                          for c, f in self.floors.items()}}
+
+    def to_markdown(self) -> str:
+        text = self.to_text()
+        # a fence longer than any run of backticks in the names within: it cannot end early
+        fence = "`" * max(3, 1 + max((len(m) for m in re.findall("`+", text)), default=0))
+        return f"{fence}\n{text}\n{fence}\n"
+
+    def write(self, out: Path, with_trials: bool) -> list[Path]:
+        """<stem>.json and .md (and with_trials: <stem>-trials.json) into `out`."""
+        files = [out / f"{self.stem}.json", out / f"{self.stem}.md"]
+        if with_trials:
+            files.append(out / f"{self.stem}-trials.json")
+            atomic_write(files[2], json.dumps(self.trials, ensure_ascii=False) + "\n")
+        atomic_write(files[0], json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n")
+        atomic_write(files[1], self.to_markdown())
+        return files
+
+    def measured(self) -> dict[str, tuple[BaselineEntry, dict]]:
+        """Per baseline key, the entry the floor was measured against and the floor."""
+        out = {}
+        for case, noise in self.floors.items():
+            retriever, query_set = case.split("|", 1)
+            entry = entry_of(self.trials["baseline"][case], self.trials["complete_at"])
+            out[baseline_key(self.trials["strategy"], retriever, query_set)] = (entry, noise)
+        return out
+
+
+__all__ = ["DROPS", "Calibration", "detectable", "entry_of", "format_table", "harmless_diffs", "judge",
+           "noise_floors", "parse_drops", "queries_needed", "read_trials", "run_trials", "shifted", "truncated",
            "variant"]

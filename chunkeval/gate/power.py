@@ -62,6 +62,17 @@ class SetPower:
                 f"{MIN_DETECTABLE * 100:.0f} or less, "
                 f"about {self.queries_needed} queries")
 
+    def before_baseline(self) -> str:
+        """Whether the set gates, in one line, judged from the assumed spread before a
+        baseline is recorded (what `chunkeval init` says and writes)."""
+        return f"{self.queries} queries; " + (
+            f"gates: catches a drop of {self.smallest_drop * 100:.0f} points (4 times in 5)"
+            if self.gates else
+            f"measured and shown, does not gate: catches only drops of "
+            f"{self.smallest_drop * 100:.0f} points or more (a gate needs "
+            f"{MIN_DETECTABLE * 100:.0f}, about {self.queries_needed} queries); "
+            "judged again from its baseline's spread once recorded")
+
     @property
     def queries_needed(self) -> int:
         return queries_needed(self.sd, MIN_DETECTABLE, self.alpha, self.family)

@@ -38,12 +38,3 @@ __all__ = ["chunkeval", "chunkeval_state", "corpus", "evaluation", "pytest_addop
            "pytest_configure", "pytest_generate_tests", "pytest_runtest_teardown",
            "pytest_unconfigure", "pytest_xdist_make_scheduler"]
 
-
-def __getattr__(name: str):
-    # `format_summary` lived here before the summary moved to report/: loaded on first use,
-    # as every pytest run loads this module and the report's modules are not needed there.
-    if name == "format_summary":
-        from ..report.summary import format_summary
-
-        return format_summary
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
