@@ -168,7 +168,7 @@ def main() -> int:
         print(f"{engine:<8} start-up {row['startup_s']:6.1f} s  wall {row['wall_s']:6.1f} s  "
               f"peak {row['peak_mb']:6.0f} MB  (median of {len(rs)})", flush=True)
     if a.out:
-        from chunkeval.cache import atomic_write
+        from chunkeval.store import atomic_write
         atomic_write(a.out, json.dumps(table, indent=1) + "\n")
     return 0
 

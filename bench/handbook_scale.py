@@ -60,7 +60,7 @@ def download(package: str, debs: Path) -> Path:
 
 def fetch() -> Path:
     """The handbook's HTML, unpacked under the cache; downloaded once."""
-    from chunkeval.cache import cache_root
+    from chunkeval.store import cache_root
     debs = cache_root() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     deb = download(PACKAGE, debs)
@@ -194,7 +194,7 @@ def main() -> int:
     if a.child:
         print(json.dumps(child(root, a.child, names, rets)))
         return 0
-    from chunkeval.cache import atomic_write
+    from chunkeval.store import atomic_write
     rows = []
     for m in [float(x) for x in a.sizes.split(",")]:
         done = subprocess.run([sys.executable, __file__, "--child", str(m), "--strategies",

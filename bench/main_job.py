@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chunkeval.cache import cache_root
+from chunkeval.store import cache_root
 
 
 def timed(cmd: list[str], env: dict) -> tuple[float, float]:

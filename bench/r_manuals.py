@@ -40,7 +40,7 @@ STRATEGIES = "fixed-200,fixed-800,recursive-400-ov40,structure-800"
 
 def fetch() -> tuple[str, dict[str, Path]]:
     """The package version and the folder of each edition's seven manuals."""
-    from chunkeval.cache import cache_root
+    from chunkeval.store import cache_root
     debs = cache_root() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     got = {edition: download(pkg, debs) for edition, pkg in PACKAGES.items()}
@@ -257,7 +257,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs = {edition: run(folder, Path(tmp) / edition, args.strategies)
                     for edition, folder in folders.items()}
-    from chunkeval.cache import atomic_write
+    from chunkeval.store import atomic_write
     if args.load:
         facts["load"] = args.load
     text = markdown(version, facts, runs, args.strategies)

@@ -51,7 +51,7 @@ def run_once(cmd: list[str], cwd: str | None) -> dict:
 
 def stored_runs() -> list[str]:
     """The result cache and the chunk cache: what a cold run makes afresh."""
-    from chunkeval.cache import CHUNKS, results_root
+    from chunkeval.store import CHUNKS, results_root
     return [str(results_root()), str(CHUNKS.root())]
 
 

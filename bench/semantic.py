@@ -41,7 +41,7 @@ PIECES = "+pieces"
 
 
 def source_cache() -> Path:
-    from chunkeval.cache import cache_root
+    from chunkeval.store import cache_root
     return cache_root()
 
 

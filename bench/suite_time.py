@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chunkeval.cache import cache_root
+from chunkeval.store import cache_root
 
 ROOT = Path(__file__).resolve().parents[1]
 

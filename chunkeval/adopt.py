@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cache
+from . import store
 from .errors import ConfigError
 from .strategies import REFERENCE
 from .sweep import Sweep, adopted_point, adopted_verdict, differ_note, factory_call
@@ -179,6 +179,6 @@ def write(patch: Patch) -> Path:
         raise ConfigError(f"{patch.path}: changed while the sweep ran; nothing written, run "
                           "the sweep again to adopt")
     backup = patch.path.with_name(patch.path.name + ".bak")
-    cache.atomic_write(backup, patch.old)
-    cache.atomic_write(patch.path, patch.new)
+    store.atomic_write(backup, patch.old)
+    store.atomic_write(patch.path, patch.new)
     return backup

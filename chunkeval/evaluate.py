@@ -4,14 +4,14 @@
 (strategy, retriever, view) are each built once, on first use. The CLI runs it over the
 whole matrix; the pytest plugin holds one per session and asks only for what tests need.
 
-Results are also kept on disk across runs (cache.py, the result cache), under a key of
-everything their numbers depend on (identity.result_key): the hash of the strategy's chunks
+Results are also kept on disk across runs (store/, the result cache), under a key of
+everything their numbers depend on (keys.result_key): the hash of the strategy's chunks
 on the query set's view (not its name), the retriever's identity, the resolved analyzer, the
 query set's name and fingerprint, the settings, chunkeval's code and the versions of the
 numeric libraries. A team's retriever is run every session, its vectors kept in this
 evaluation's memory only, unless its team declares a cache key; a declared one is first
 re-run on a sample of the session's texts (spotcheck.py). A team's splitter is run every
-time (only chunkeval's own strategies' chunks are kept, identity.chunk_key), so its chunks
+time (only chunkeval's own strategies' chunks are kept, keys.chunk_key), so its chunks
 are always its code's of today. A strategy whose chunks did not change then costs only its
 chunking: neither its indexes (a hybrid's parts included) nor its scores are built again.
 What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken from this
@@ -37,8 +37,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import (__version__, cache, identity, invariants, outside, queries, retrieval, scoring,
-               spotcheck, strategies)
+from . import __version__, invariants, outside, queries, retrieval, scoring, spotcheck, strategies
 from .errors import ChunkevalError, ConfigError, ContractError, InputError, StrategyFailed
 from .executors import Executor, Serial
 from .model import Chunk, Corpus, QuerySet
@@ -49,6 +48,7 @@ from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
 from .shard import select
+from .store import CHUNKS, RESULTS, keys, load_result, notice, result_path, store_result
 from .strategies.defaults import default_retrievers
 from .strategies.semantic import embedding_counts, vectors_on_disk
 
@@ -133,28 +133,28 @@ class Evaluation:
         return self._analyzer
 
     def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
-        """The retriever's vectors on disk (identity.embeddings_folder). Without the
+        """The retriever's vectors on disk (keys.embeddings_folder). Without the
         embedding cache, or for a retriever from outside that declares no cache key, in this
         evaluation's memory only: a text is embedded once a session, and counted."""
         if retriever.name not in self._caches:
-            folder = identity.embeddings_folder(retriever, self.declared(retriever)) \
+            folder = keys.embeddings_folder(retriever, self.declared(retriever)) \
                 if self.use_embedding_cache else None
             self._caches[retriever.name] = EmbeddingCache(retriever.name, folder) \
                 if folder is not None else EmbeddingCache(retriever.name, "", on_disk=False)
         return self._caches[retriever.name]
 
     def retriever_identity(self, name: str) -> dict | None:
-        """identity.retriever_identity: None when the retriever's results are not kept."""
-        return identity.retriever_identity(name, self.declared)
+        """keys.retriever_identity: None when the retriever's results are not kept."""
+        return keys.retriever_identity(name, self.declared)
 
     def declared(self, r: retrieval.Retriever) -> dict | None:
         """A retriever from outside's declared cache key and its epoch; None when it declares
         none, or is an embedding one and the embedding cache is off (its sample check
         compares with the vectors kept)."""
         if r.name not in self._declared:
-            key = identity.declared_key(r)
+            key = keys.declared_key(r)
             kept = key is not None and (self.use_embedding_cache or r.embed is None)
-            self._declared[r.name] = {"key": key, "epoch": identity.epoch(r, key)} \
+            self._declared[r.name] = {"key": key, "epoch": keys.epoch(r, key)} \
                 if kept else None
         return self._declared[r.name]
 
@@ -168,7 +168,7 @@ class Evaluation:
         parts = sorted(_leaves(retriever), key=lambda p: retrieval.get(p).embed is None)
         for part in parts:
             r = retrieval.get(part)
-            if (part in self._spot_checked or identity.is_own_retriever(part)
+            if (part in self._spot_checked or keys.is_own_retriever(part)
                     or self.declared(r) is None or (r.embed is None and not rows)):
                 continue
             # vectors pruned from the cache leave results to check by their rows
@@ -214,9 +214,9 @@ class Evaluation:
 
     def _discard(self, r: retrieval.Retriever, what: str) -> None:
         """Said in one line: what is kept under the retriever's key is never read again."""
-        cache.notice(spotcheck.said(r.name, what))
+        notice(spotcheck.said(r.name, what))
         kept = self._declared[r.name]
-        self._declared[r.name] = {**kept, "epoch": identity.discard(r, kept["key"])}
+        self._declared[r.name] = {**kept, "epoch": keys.discard(r, kept["key"])}
         self._caches.pop(r.name, None)  # its next use reads the new epoch's folder
         for key in [k for k in self._indexes if r.name in _leaves(k[1])]:
             del self._indexes[key]  # a check's index may hold vectors of the old epoch
@@ -255,11 +255,11 @@ class Evaluation:
             entry = _load_chunks(stored_key, view) if stored_key else None
             loaded = _chunked_from(entry, view, strategies.get(strategy_name)) if entry else None
             if entry and loaded is None:  # well-formed, but not chunks that fit this view
-                cache.CHUNKS.reject(cache.CHUNKS.path(stored_key))
+                CHUNKS.reject(CHUNKS.path(stored_key))
             if loaded is None:
                 loaded = self._chunk(strategy_name, spec)
                 if stored_key:
-                    cache.CHUNKS.store(stored_key, _chunked_entry(loaded, view),
+                    CHUNKS.store(stored_key, _chunked_entry(loaded, view),
                                        describes={"view": view.fingerprint})
             self._chunked[key] = loaded
         return self._chunked[key]
@@ -288,7 +288,7 @@ class Evaluation:
         return self._summaries[key]
 
     def chunk_key(self, strategy_name: str, spec: str) -> str | None:
-        """The chunk cache's key (identity.chunk_key): None without the result cache, and for
+        """The chunk cache's key (keys.chunk_key): None without the result cache, and for
         anything that is not chunkeval's own code, which is chunked afresh every run."""
         if not self.result_cache:
             return None
@@ -296,8 +296,8 @@ class Evaluation:
         model = strategy.params.get("model")
         # a semantic strategy's chunks follow the vectors of the retriever it names
         model = (self.retriever_identity(model) if model in retrieval.names(all=True)
-                 and identity.is_own_retriever(model) else None)
-        return identity.chunk_key(strategy, self.query_set(spec).view.fingerprint,
+                 and keys.is_own_retriever(model) else None)
+        return keys.chunk_key(strategy, self.query_set(spec).view.fingerprint,
                                   self.settings.length, model)
 
     def _chunk(self, strategy_name: str, spec: str) -> Chunked:
@@ -342,7 +342,7 @@ class Evaluation:
             length = outside.length_function(self.settings.length)
             stats = scoring.chunk_stats(searched, length, hash=chunks_hash(searched, handed))
             lengths = (None if self.settings.length == scoring.LENGTH
-                       else identity.lengths_digest([length(c.text) for c in handed]))
+                       else keys.lengths_digest([length(c.text) for c in handed]))
         except ConfigError:
             raise
         except Exception as e:
@@ -439,7 +439,7 @@ class Evaluation:
                 per_query=scores.per_query(), reused=False,
                 fallback=scores.fallback if scores.positional is not None else None)
             if stored_key and store:
-                cache.store_result(stored_key, self._results[key].to_json(),
+                store_result(stored_key, self._results[key].to_json(),
                                    describes=_describes(summary, retriever, qs))
         return self._results[key]
 
@@ -451,12 +451,12 @@ class Evaluation:
                              coverage=s.coverage)
 
     def result_key(self, chunks: ChunkSummary, retriever: str, qs: QuerySet) -> str | None:
-        """The result cache's key (identity.result_key); None for a retriever whose results
+        """The result cache's key (keys.result_key); None for a retriever whose results
         are not kept (one from outside that declares no cache key)."""
         kept = self.retriever_identity(retriever)
         if kept is None:
             return None
-        return identity.result_key(
+        return keys.result_key(
             chunks=chunks.stats.hash, parents=chunks.parents, lengths=chunks.lengths,
             retriever=kept, analyzer=self.analyzer,
             query_set=(qs.name, qs.fingerprint), settings=self.settings.to_json(),
@@ -536,7 +536,7 @@ class Evaluation:
 
     def _unchecked(self, retriever: str) -> bool:
         """Whether a part of the retriever awaits its sample check (or is not kept)."""
-        return any(not identity.is_own_retriever(p) and (
+        return any(not keys.is_own_retriever(p) and (
             p not in self._spot_checked or self.declared(retrieval.get(p)) is None)
             for p in _leaves(retriever))
 
@@ -718,18 +718,18 @@ def _stored(key: str, retriever: str, qs: QuerySet, chunks: ChunkSummary,
     """The result cache's entry under `key` when it is a result of these chunks, this
     retriever and this query set, a row for each of its queries in order (an entry that does
     not read as one is a miss, and is evaluated and stored again)."""
-    stored = cache.load_result(key, describes=_describes(chunks, retriever, qs))
+    stored = load_result(key, describes=_describes(chunks, retriever, qs))
     if stored is None:
         return None
     try:
-        result = Result.from_json(stored, str(cache.result_path(key)))
+        result = Result.from_json(stored, str(result_path(key)))
     except InputError:
         result = None
     if (result is None or (result.retriever, result.query_set) != (retriever, qs.name)
             or result.chunks.hash != chunks.stats.hash
             or [q.id for q in result.per_query] != [q.id for q in qs.queries]
             or not _means_hold(result, complete_at)):
-        cache.RESULTS.reject(cache.result_path(key))
+        RESULTS.reject(result_path(key))
         return None
     return result
 
@@ -744,7 +744,7 @@ def _means_hold(result: Result, complete_at: float) -> bool:
 
 
 def _load_chunks(key: str, view: Corpus) -> dict | None:
-    return cache.CHUNKS.load(key, describes={"view": view.fingerprint})
+    return CHUNKS.load(key, describes={"view": view.fingerprint})
 
 
 def _reused(stored: Result, strategy_name: str, chunks: ChunkSummary) -> Result:

@@ -39,7 +39,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from .cache import atomic_write
+from .store import atomic_write
 from .errors import InputError
 from .model import Chunk, Corpus, Document, Query, QuerySet
 from .results import Result, Results

@@ -211,7 +211,7 @@ def whitespace() -> tuple[int, ...]:
 
 
 def digest(obj: Any) -> str:
-    """sha256 of `obj` as canonical JSON: fingerprints here, cache keys in identity.py."""
+    """sha256 of `obj` as canonical JSON: fingerprints here, cache keys in store/keys.py."""
     data = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 

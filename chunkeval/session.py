@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import retrieval, strategies
-from .cache import outputs_file
+from .store import outputs_file
 from .config import Config, known
 from .corpus import load_corpus
 from .errors import ConfigError, InputError, Problem

@@ -110,7 +110,7 @@ import time
 
 from chunkeval.gate import baselines
 from chunkeval.gate.baselines import update_file
-from chunkeval.cache import atomic_write
+from chunkeval.store import atomic_write
 from chunkeval.errors import InputError
 
 CORPUS = {"name": "c", "fingerprint": "f"}

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from chunkeval import cache, retrieval, strategies
+from chunkeval import store, retrieval, strategies
 from chunkeval.evaluate import Evaluation
 from chunkeval.results import Settings
 
@@ -123,7 +123,7 @@ def test_a_team_retriever_is_run_every_session_unless_it_declares_a_key(project,
 
 def test_a_retrained_model_under_the_same_key_is_said_and_its_vectors_made_anew(project,
                                                                                monkeypatch):
-    monkeypatch.setattr(cache, "SAID", set())
+    monkeypatch.setattr(store.files, "SAID", set())
     with open(project / "trustret.py", "a", encoding="utf-8") as f:
         f.write('letters.cache_key = "letters-1"\n')
     _fresh_modules(project)
@@ -135,7 +135,7 @@ def test_a_retrained_model_under_the_same_key_is_said_and_its_vectors_made_anew(
     (project / "weights.txt").write_text("5.0", encoding="utf-8")
     _fresh_modules(project)
     again = Evaluation(tiny_corpus(), Settings(), [SPEC])
-    with pytest.warns(cache.CacheNotice, match="retriever 'letters' no longer computes the "
+    with pytest.warns(store.CacheNotice, match="retriever 'letters' no longer computes the "
                                                "vectors .* kept under its cache_key"):
         assert not again.result("windows", "letters", SPEC).reused
     assert again.embedding_cache(retrieval.get("letters")).hits == 0
@@ -187,18 +187,18 @@ def test_an_entry_that_is_not_what_its_key_says_is_a_miss(cache_dir, craft, monk
     first = Evaluation(tiny_corpus(), Settings(), [SPEC]).result("fixed-200", "bm25", SPEC)
     other = Evaluation(tiny_corpus(), Settings(), [SPEC]).result("fixed-400", "bm25", SPEC)
     if craft == "moved offsets":
-        store = cache.CHUNKS
-        for p in cache.results_root().rglob("*.json.gz"):
+        kept = store.CHUNKS
+        for p in store.results_root().rglob("*.json.gz"):
             p.unlink()  # the result must be made from the chunks
-        paths = [p for p in cache.CHUNKS.root().rglob("*.json.gz")
-                 if json.dumps(cache.CHUNKS.read(p)[1]["summary"]["stats"]["hash"])
+        paths = [p for p in store.CHUNKS.root().rglob("*.json.gz")
+                 if json.dumps(store.CHUNKS.read(p)[1]["summary"]["stats"]["hash"])
                  == json.dumps(first.chunks.hash)]
         [path] = paths
     else:
-        store = cache.RESULTS
-        [path] = [p for p in cache.results_root().rglob("*.json.gz")
-                  if cache.RESULTS.read(p)[1]["chunks"]["hash"] == first.chunks.hash]
-    header, entry = store.read(path)
+        kept = store.RESULTS
+        [path] = [p for p in store.results_root().rglob("*.json.gz")
+                  if store.RESULTS.read(p)[1]["chunks"]["hash"] == first.chunks.hash]
+    header, entry = kept.read(path)
     if craft == "moved offsets":
         _craft_chunks(entry)
     elif craft == "cut rows":
@@ -206,13 +206,13 @@ def test_an_entry_that_is_not_what_its_key_says_is_a_miss(cache_dir, craft, monk
     elif craft.startswith("changed mean"):
         _craft_mean(entry)
     else:
-        [other_path] = [p for p in cache.results_root().rglob("*.json.gz") if p != path]
-        entry = cache.RESULTS.read(other_path)[1]
-        header = {**header, "describes": cache.RESULTS.read(other_path)[0]["describes"]}
+        [other_path] = [p for p in store.results_root().rglob("*.json.gz") if p != path]
+        entry = store.RESULTS.read(other_path)[1]
+        header = {**header, "describes": store.RESULTS.read(other_path)[0]["describes"]}
     write_entry(path, header, entry, checksum=craft != "changed mean, by hand")
-    rejected = store.rejected
+    rejected = kept.rejected
     again = Evaluation(tiny_corpus(), Settings(), [SPEC]).result("fixed-200", "bm25", SPEC)
-    assert not again.reused and store.rejected > rejected
+    assert not again.reused and kept.rejected > rejected
     assert again.per_query == first.per_query and again.metrics == first.metrics
     assert other.chunks.hash != first.chunks.hash
     # and what is stored again is the true result
@@ -222,8 +222,8 @@ def test_an_entry_that_is_not_what_its_key_says_is_a_miss(cache_dir, craft, monk
 
 def test_chunks_read_back_meet_the_contract_of_chunks_just_made(cache_dir):
     made = Evaluation(tiny_corpus(), Settings(), [SPEC]).chunked("structure-400", SPEC)
-    [path] = sorted(cache.CHUNKS.root().rglob("*.json.gz"))
-    header, entry = cache.CHUNKS.read(path)
+    [path] = sorted(store.CHUNKS.root().rglob("*.json.gz"))
+    header, entry = store.CHUNKS.read(path)
     entry["chunks"][0], entry["chunks"][1] = entry["chunks"][1], entry["chunks"][0]
     write_entry(path, header, entry)
     read = Evaluation(tiny_corpus(), Settings(), [SPEC]).chunked("structure-400", SPEC)
@@ -244,8 +244,8 @@ def test_verify_reports_an_entry_edited_by_hand(docs, tmp_path, monkeypatch, cap
     assert main(["run", *args, "--out", str(tmp_path / "out")]) == 0
     assert main(["cache", "verify", *args, "--sample", "1"]) == 0
     assert "0 mismatch(es)" in capsys.readouterr().out
-    path = sorted(cache.results_root().rglob("*.json.gz"))[0]
-    header, entry = cache.RESULTS.read(path)
+    path = sorted(store.results_root().rglob("*.json.gz"))[0]
+    header, entry = store.RESULTS.read(path)
     entry["per_query"][0]["coverage"] = 1.0 - entry["per_query"][0]["coverage"]
     write_entry(path, header, entry, checksum=False)  # edited, not re-sealed
     assert main(["cache", "verify", *args, "--sample", "0"]) == 1
@@ -260,8 +260,8 @@ def test_verify_recomputes_a_sample_and_finds_a_sealed_wrong_entry(docs, tmp_pat
     from chunkeval.cli import main
     args = _verify_run(docs, tmp_path, monkeypatch)
     assert main(["run", *args, "--out", str(tmp_path / "out")]) == 0
-    for path in cache.results_root().rglob("*.json.gz"):
-        header, entry = cache.RESULTS.read(path)
+    for path in store.results_root().rglob("*.json.gz"):
+        header, entry = store.RESULTS.read(path)
         for row in entry["per_query"]:
             row["doc_hit"] = not row["doc_hit"]
         hits = [float(r["doc_hit"]) for r in entry["per_query"]]
@@ -280,11 +280,11 @@ def test_an_older_versions_entries_are_outdated_not_damage(docs, tmp_path, monke
     import gzip
     from chunkeval.cli import main
     args = _verify_run(docs, tmp_path, monkeypatch)
-    old = cache.results_root() / "ab" / f"{'ab' * 32}.json.gz"
+    old = store.results_root() / "ab" / f"{'ab' * 32}.json.gz"
     old.parent.mkdir(parents=True)
     old.write_bytes(gzip.compress(json.dumps(
         {"format": 1, "key": "ab" * 32, "result": {"strategy": "x"}}).encode()))
-    rejected = cache.RESULTS.rejected
-    assert cache.RESULTS.load("ab" * 32) is None and cache.RESULTS.rejected == rejected
+    rejected = store.RESULTS.rejected
+    assert store.RESULTS.load("ab" * 32) is None and store.RESULTS.rejected == rejected
     assert main(["cache", "verify", *args, "--sample", "0"]) == 0
     assert "1 of an older format, never served" in capsys.readouterr().out

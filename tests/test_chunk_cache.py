@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from chunkeval import cache, strategies
+from chunkeval import store, strategies
 from chunkeval.evaluate import Evaluation, chunks_hash
 from chunkeval.results import Settings
 from helpers import tiny_corpus
@@ -48,7 +48,7 @@ def test_a_project_splitter_is_chunked_every_run_and_its_results_reused_by_conte
     calls = splitter(150)
     first = _evaluation().result("windows", "bm25", SPEC)
     n = len(calls)
-    assert n == len(tiny_corpus()) and not list(cache.CHUNKS.root().rglob("*.json.gz"))
+    assert n == len(tiny_corpus()) and not list(store.CHUNKS.root().rglob("*.json.gz"))
     again = _evaluation().result("windows", "bm25", SPEC)
     assert len(calls) == 2 * n  # chunked again: its code may read what no key can see
     assert again.reused and again.per_query == first.per_query  # same chunks, same result
@@ -73,7 +73,7 @@ def _refuse(*args):
 @pytest.mark.parametrize("name", ["structure-400", "parent-child-r200-s800", "lc-html-semantic"])
 def test_built_in_chunks_read_back_equal(cache_dir, name):
     made = _evaluation().chunked(name, SPEC)
-    assert list(cache.CHUNKS.root().rglob("*.json.gz"))
+    assert list(store.CHUNKS.root().rglob("*.json.gz"))
     read = _evaluation().chunked(name, SPEC)
     assert read.searched == made.searched and read.handed == made.handed
     assert chunks_hash(read.searched, read.handed) == made.stats.hash
@@ -90,7 +90,7 @@ def test_a_strategy_registered_in_code_is_not_kept(cache_dir):
     strategies.register(s, replace=True)
     try:
         _evaluation().chunked("inline", SPEC)
-        assert not list(cache.CHUNKS.root().rglob("*.json.gz"))
+        assert not list(store.CHUNKS.root().rglob("*.json.gz"))
     finally:
         strategies.unregister("inline")
 
@@ -109,7 +109,7 @@ def _counting(monkeypatch) -> list:
 def test_a_damaged_entry_is_chunked_again(cache_dir, monkeypatch):
     calls = _counting(monkeypatch)
     made = _evaluation().chunked("fixed-200", SPEC)
-    [entry] = list(cache.CHUNKS.root().rglob("*.json.gz"))
+    [entry] = list(store.CHUNKS.root().rglob("*.json.gz"))
     entry.write_bytes(entry.read_bytes()[:40])
     again = _evaluation().chunked("fixed-200", SPEC)
     assert calls == ["fixed-200"] * 2 and again.searched == made.searched

@@ -118,7 +118,7 @@ def test_a_cache_that_cannot_be_written_is_said_once(tmp_path, monkeypatch, caps
     # many failed writes of several caches in one run: still one notice
     import warnings
 
-    from chunkeval.cache import CacheNotice
+    from chunkeval.store import CacheNotice
     from chunkeval.corpus import load_corpus
     from chunkeval.queries import generate
 
@@ -136,7 +136,7 @@ def test_a_cache_that_cannot_be_written_is_said_once(tmp_path, monkeypatch, caps
 
 
 def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch, capsys):
-    from chunkeval.cache import atomic_write
+    from chunkeval.store import atomic_write
 
     target = tmp_path / "q.jsonl"
     target.write_text("old\n", encoding="utf-8")
@@ -154,14 +154,14 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch, ca
 
 
 def test_the_next_run_removes_a_killed_runs_temporary_folder_not_a_live_one(tmp_path):
-    from chunkeval import cache
+    from chunkeval import store
     out = tmp_path / "out"
     stale, live = tmp_path / ".out.killed.tmp", tmp_path / ".out.running.tmp"
     for folder in (stale, live):
         folder.mkdir()
         (folder / "results.json").write_text("{}", encoding="utf-8")
-    old = os.stat(stale).st_mtime - cache.STALE_TEMP_SECONDS - 60
+    old = os.stat(stale).st_mtime - store.files.STALE_TEMP_SECONDS - 60
     os.utime(stale, (old, old))
-    cache.write_together(out, {"results.json": "[]"})
+    store.write_together(out, {"results.json": "[]"})
     assert not stale.exists() and live.exists()
     assert (out / "results.json").read_text(encoding="utf-8") == "[]"

@@ -140,14 +140,14 @@ def test_a_run_killed_between_its_renames_leaves_outputs_no_reader_takes(tmp_pat
     import json
     import os
 
-    from chunkeval import cache
+    from chunkeval import store
     from chunkeval.errors import OutputError
     from chunkeval.session import read_results
 
     out = tmp_path / "out"
     old = {"results.json": '{"old": 1}', "report.md": "old md", "report.html": "old html"}
-    cache.write_together(out, old)
-    assert cache.outputs_file(out / "results.json") == b'{"old": 1}'
+    store.write_together(out, old)
+    assert store.outputs_file(out / "results.json") == b'{"old": 1}'
     real, renamed = os.replace, []
 
     def killed_after_one(src, dst):  # the manifest's "writing" mark, then results.json
@@ -158,25 +158,25 @@ def test_a_run_killed_between_its_renames_leaves_outputs_no_reader_takes(tmp_pat
 
     monkeypatch.setattr(os, "replace", killed_after_one)
     with pytest.raises(Killed):
-        cache.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
+        store.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
                                    "report.html": "new html"})
     monkeypatch.undo()
     # the new results.json beside the old reports, as a kill leaves them
     assert (out / "results.json").read_text() == '{"new": 2}'
     assert (out / "report.md").read_text() == "old md"
     with pytest.raises(OutputError, match=f"^{out}: a run stopped"):
-        cache.outputs_file(out / "results.json")
+        store.outputs_file(out / "results.json")
     with pytest.raises(OutputError, match=f"^{out}: a run stopped"):
         read_results(out)
     # the next whole write is read again, and keeps what another set listed
-    cache.write_together(out, {"sweep.json": "{}"})
-    cache.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
+    store.write_together(out, {"sweep.json": "{}"})
+    store.write_together(out, {"results.json": '{"new": 2}', "report.md": "new md",
                                "report.html": "new html"})
     listed = json.loads((out / "chunkeval-manifest.json").read_text())["files"]
     assert sorted(listed) == ["report.html", "report.md", "results.json", "sweep.json"]
-    assert cache.outputs_file(out / "sweep.json") == b"{}"
+    assert store.outputs_file(out / "sweep.json") == b"{}"
     assert listed["results.json"] == hashlib.sha256(b'{"new": 2}').hexdigest()
     # a folder written before there were manifests is read as it is
     (out / "results.json").write_text('{"edited": 3}')
     (out / "chunkeval-manifest.json").unlink()
-    assert cache.outputs_file(out / "results.json") == b'{"edited": 3}'
+    assert store.outputs_file(out / "results.json") == b'{"edited": 3}'

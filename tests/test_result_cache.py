@@ -1,4 +1,4 @@
-"""Results reused across runs: the result cache (cache.py) as Evaluation uses it."""
+"""Results reused across runs: the result cache (store/entries.py) as Evaluation uses it."""
 
 import json
 import multiprocessing
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from chunkeval import cache, strategies
+from chunkeval import store, strategies
 from chunkeval.evaluate import Evaluation
 from chunkeval.executors import ProcessPool
 from chunkeval.gate import calibrate
@@ -24,7 +24,7 @@ RETRIEVERS = ["bm25", "lsa", "hybrid"]
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv(cache.RESULTS_LIMIT_VAR, raising=False)
+    monkeypatch.delenv(store.RESULTS_LIMIT_VAR, raising=False)
     return tmp_path / "cache"
 
 
@@ -46,7 +46,7 @@ def _refuse_indexes(monkeypatch):
 
 
 def _stored() -> list:
-    return sorted(cache.results_root().glob("*/*.json.gz"))
+    return sorted(store.results_root().glob("*/*.json.gz"))
 
 
 def test_a_second_evaluation_reuses_every_result_and_builds_no_index(monkeypatch):
@@ -119,21 +119,21 @@ def test_a_damaged_file_is_a_miss_and_is_written_again(damage, monkeypatch):
     elif damage == "garbage":
         path.write_bytes(b"not gzip at all")
     elif damage == "other key":  # valid, but stored for another key
-        header, entry = cache.RESULTS.read(path)
+        header, entry = store.RESULTS.read(path)
         write_entry(path, {**header, "key": "0" * 64}, entry)
     else:
         path.write_bytes(b"")
     again = _evaluate(["fixed-200"], ["bm25"])[0]
     assert not again["reused"]
     assert _comparable(again) == _comparable(first)
-    assert cache.RESULTS.read(path)[0]["key"] == path.name.split(".")[0]  # written again
+    assert store.RESULTS.read(path)[0]["key"] == path.name.split(".")[0]  # written again
     _refuse_indexes(monkeypatch)
     assert _evaluate(["fixed-200"], ["bm25"])[0]["reused"]
 
 
 def test_off_reads_and_writes_nothing(monkeypatch):
     assert not _evaluate(["fixed-200"], ["bm25"], result_cache=False)[0]["reused"]
-    assert not cache.results_root().exists()
+    assert not store.results_root().exists()
     _evaluate(["fixed-200"], ["bm25"])  # stored now
     before = {p: p.stat().st_mtime_ns for p in _stored()}
     off = Evaluation(tiny_corpus(), Settings(), [SPEC], result_cache=False)
@@ -148,27 +148,27 @@ def _entry(i: int) -> dict:
 
 
 def test_the_size_bound_evicts_the_least_recently_used(monkeypatch):
-    monkeypatch.setenv(cache.RESULTS_LIMIT_VAR, str(20_000 / 2**20))  # about six entries
+    monkeypatch.setenv(store.RESULTS_LIMIT_VAR, str(20_000 / 2**20))  # about six entries
     keys = [f"{i:02x}" + "0" * 62 for i in range(12)]
     for i, key in enumerate(keys[:6]):
-        cache.store_result(key, _entry(i))
-        os.utime(cache.result_path(key), (1000 + i, 1000 + i))  # written in this order
-    assert cache.load_result(keys[0]) is not None  # used now: the newest
+        store.store_result(key, _entry(i))
+        os.utime(store.result_path(key), (1000 + i, 1000 + i))  # written in this order
+    assert store.load_result(keys[0]) is not None  # used now: the newest
     for i, key in enumerate(keys[6:], 6):
-        cache.store_result(key, _entry(i))
-    entries, size = cache.results_usage()
+        store.store_result(key, _entry(i))
+    entries, size = store.RESULTS.usage()
     assert size <= 20_000 and 0 < entries < 12
-    assert cache.load_result(keys[0]) is not None  # kept: recently used
-    assert cache.load_result(keys[1]) is None  # the least recently used went first
-    assert cache.load_result(keys[-1]) is not None
+    assert store.load_result(keys[0]) is not None  # kept: recently used
+    assert store.load_result(keys[1]) is None  # the least recently used went first
+    assert store.load_result(keys[-1]) is not None
 
 
 def _write_all(root: str) -> None:
     os.environ["CHUNKEVAL_CACHE"] = root
     for i in range(30):
         key = f"{i:064x}"
-        cache.store_result(key, {"strategy": "s", "value": i, "per_query": list(range(500))})
-        got = cache.load_result(f"{(i * 7) % 30:064x}")  # reading what others write
+        store.store_result(key, {"strategy": "s", "value": i, "per_query": list(range(500))})
+        got = store.load_result(f"{(i * 7) % 30:064x}")  # reading what others write
         assert got is None or got["value"] == (i * 7) % 30
 
 
@@ -181,9 +181,9 @@ def test_concurrent_writers_of_the_same_entries_leave_valid_files(cache_dir):
         p.join(60)
     assert [p.exitcode for p in procs] == [0] * 4
     for i in range(30):
-        assert cache.load_result(f"{i:064x}")["value"] == i
+        assert store.load_result(f"{i:064x}")["value"] == i
     assert len(_stored()) == 30
-    assert not list(cache.results_root().glob("*/.*.tmp"))  # no temporary file left
+    assert not list(store.results_root().glob("*/.*.tmp"))  # no temporary file left
 
 
 def test_calibration_variants_are_not_stored():
@@ -191,7 +191,7 @@ def test_calibration_variants_are_not_stored():
     calibrate.run_trials(evaluation, "fixed-200", ["bm25"], trials=3, drops=[0.5],
                          drop_trials=2, progress=False)
     [path] = _stored()  # the calibrated strategy's own result only
-    assert cache.RESULTS.read(path)[1]["strategy"] == "fixed-200"
+    assert store.RESULTS.read(path)[1]["strategy"] == "fixed-200"
 
 
 def test_the_code_digest_covers_every_module_a_result_is_computed_by():
@@ -200,9 +200,9 @@ def test_the_code_digest_covers_every_module_a_result_is_computed_by():
     import ast
     from pathlib import Path
 
-    from chunkeval import identity
-    package = Path(identity.__file__).parent
-    covered = {p for pattern in identity.RESULT_MODULES for p in package.glob(pattern)}
+    from chunkeval.store import keys
+    package = Path(keys.__file__).parent.parent
+    covered = {p for pattern in keys.RESULT_MODULES for p in package.glob(pattern)}
     # the package face holds __version__, which is in the key itself; the rest run tasks,
     # load the project's modules (whose source is in the key), check chunks without changing
     # them, or are hashed as chunks and query-set fingerprints

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chunkeval import cache
-from chunkeval.stores import stores
+from chunkeval import store
+from chunkeval.store.table import stores
 
 
 def test_every_cache_is_listed_once_and_clear_keeps_the_costly_ones(tmp_path, monkeypatch):
@@ -11,7 +11,7 @@ def test_every_cache_is_listed_once_and_clear_keeps_the_costly_ones(tmp_path, mo
     listed = stores()
     roots = [s.root() for s in listed]
     assert len(set(roots)) == len(roots) == 6
-    assert all(r.parent == cache.cache_root() for r in roots)
+    assert all(r.parent == store.cache_root() for r in roots)
     kept = {s.what for s in listed if s.clear is None}
     assert kept == {"parsed corpora", "downloaded packages", "question cache"}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import chunkeval
-from chunkeval import cache, retrieval
+from chunkeval import store, retrieval
 from chunkeval.cli import main
 
 from helpers import ADJ, corpus_pages
@@ -122,7 +122,7 @@ def change(root: Path, what: str, monkeypatch) -> None:
 def team(tmp_path, cache_dir, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.delenv("RET_MAX_CHARS", raising=False)
-    monkeypatch.setattr(cache, "SAID", set())
+    monkeypatch.setattr(store.files, "SAID", set())
     root = write_team(tmp_path / "team")
     monkeypatch.chdir(root)
     yield root

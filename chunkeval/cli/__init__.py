@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-from .. import cache
+from .. import store
 from ..errors import ChunkevalError
 from .parser import build_parser
 
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         shown = warnings.showwarning
 
         def show(message, category, *rest, **kw):
-            if issubclass(category, cache.CacheNotice):
+            if issubclass(category, store.CacheNotice):
                 print(f"chunkeval: notice: {message}", file=sys.stderr)
             else:
                 shown(message, category, *rest, **kw)

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .. import cache, config
+from .. import config, store
 from ..errors import ConfigError, Problem
 from ..problems import strict_failure, summary as problem_summary
 from ..results import Results
@@ -37,7 +37,7 @@ def write_results(results: Results, out: Path, pages: dict[str, str] | None = No
     pages = pages or {}
     files = {"results.json": json.dumps(results.to_json(), ensure_ascii=False) + "\n",
              **report.render_reports(results, next(iter(pages), None)), **pages}
-    written = cache.write_together(out, files)
+    written = store.write_together(out, files)
     return {"markdown": written["report.md"], "html": written["report.html"],
             **{name.split(".")[0]: written[name] for name in pages}}
 

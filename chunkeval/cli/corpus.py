@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..corpus import fetch_builtin
 from ..corpus.debian import apt_update
 from ..errors import CorpusError

@@ -9,7 +9,7 @@ from pathlib import Path
 from string import Template
 
 from .. import config, strategies
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..corpus import load_corpus
 from ..corpus.debian import BUILTIN_CORPORA
 from ..corpus.discover import find_documents

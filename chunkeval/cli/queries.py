@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .. import config
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..corpus import load_corpus
 from ..errors import ConfigError
 from ..inventory import QuerySetInfo

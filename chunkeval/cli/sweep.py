@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import cache
+from .. import store
 from ..errors import ConfigError
 from .common import out_dir, report_failures, report_problems, session_of
 
@@ -45,7 +45,7 @@ def sweep_command(args) -> int:
     lines = patch.shown if patch else sweep.config_lines(result)
     data = result.to_json()
     # rendered first and swapped in together, as a run's outputs are
-    cache.write_together(out, {
+    store.write_together(out, {
         "sweep.json": json.dumps(data, ensure_ascii=False) + "\n",
         "sweep.md": sweep.markdown(result, lines),
         "sweep.html": sweep_page.render(data, lines)})

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from ..cache import cache_root
+from ..store import cache_root
 from ..errors import CorpusError
 from ..progress import Progress
 from .html import HTML_SUFFIXES

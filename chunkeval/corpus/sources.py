@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..cache import atomic_write, cache_root, cannot_write
-from ..identity import code_digest
+from ..store import atomic_write, cache_root, cannot_write
+from ..store.keys import code_digest
 from ..errors import CorpusError, InputError, Problem
 from ..model import Corpus, Document
 from ..progress import Progress

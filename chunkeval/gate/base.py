@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..errors import BaselineError, ChunkevalError
 from .baselines import Baseline, key
 
@@ -215,7 +215,7 @@ def measure(order: dict) -> dict:
     corpus and query sets `order` gives, as baseline entries."""
     from .. import config, strategies
     from ..errors import StrategyFailed
-    from ..identity import is_own_retriever
+    from ..store.keys import is_own_retriever
     from ..results import BaselineEntry
     from ..session import Session
 

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..corpus.debian import BUILTIN_CORPORA
 from ..errors import BaselineError, ConfigError, InputError
 from ..results import RETRIEVER_FIELDS, BaselineEntry, Noise, Result, with_noise

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .. import strategies
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..errors import ConfigError, InputError
 from ..model import Chunk, Document
 from ..progress import Progress

@@ -12,7 +12,7 @@ import pytest
 
 from .. import problems as reported
 from .. import strategies
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..errors import EXIT_NOT_COMPARED, ChunkevalError
 from ..gate.baselines import Record, update_file
 from .state import HELD_BACK, NOT_COMPARED, PROBLEMS, PROPERTY, State

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cache import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
+from ..store import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
                      prune_oldest)
 from ..errors import one_line
 from ..model import Corpus, Document

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..results import Results
 from . import html, markdown
 from .comparison import render_comparison_html

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..cache import atomic_write
+from ..store import atomic_write
 from ..model import QuerySet
 from ..results import Result, Results, Settings, span_of
 from ..strategies.defaults import REFERENCE

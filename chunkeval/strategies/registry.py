@@ -46,7 +46,7 @@ class Strategy:
     # the chunk cache adds its source digest and library versions) or "chonkie" (a chonkie
     # spec: its version is in `params`). None for a team's splitter or a function registered
     # in code: it may read files, the environment or modules no key can see, so it is run
-    # every time and its chunks compared by content (identity.py).
+    # every time and its chunks compared by content (store/keys.py).
     identity: str | None = field(default=None, compare=False, repr=False)
 
     def __call__(self, doc: Document) -> list[Chunk]:

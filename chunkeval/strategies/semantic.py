@@ -101,7 +101,7 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     """L2-normalised vectors of `texts` by the named embedding retriever, cached."""
     import numpy as np
 
-    from .. import identity
+    from ..store import keys
     from ..retrieval.embedding import EmbeddingCache
 
     r = retrievers.get(retriever)
@@ -111,15 +111,15 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     if not retrievers.available(r):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                           f"{getattr(r.embed, 'install', 'see the README')}")
-    if not identity.is_own_retriever(r.name) or not _ON_DISK.get():
-        # a model from outside is run every session (identity.py), and an evaluation may
+    if not keys.is_own_retriever(r.name) or not _ON_DISK.get():
+        # a model from outside is run every session (store/keys.py), and an evaluation may
         # keep no cache: the vectors are then kept for this process only
         key: Path | tuple[str, int] = (r.name, id(r.embed))
         if key not in _CACHES:
             _CACHES[key] = EmbeddingCache(r.name, "", on_disk=False)
     else:
         # beside the retriever's own vectors
-        own = EmbeddingCache(r.name, identity.embeddings_folder(r, None)).dir
+        own = EmbeddingCache(r.name, keys.embeddings_folder(r, None)).dir
         key = own
         if key not in _CACHES:
             _CACHES[key] = EmbeddingCache(r.name, own.name,

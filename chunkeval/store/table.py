@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import cache
-from .queries import generate
-from .retrieval import embedding
+from ..queries import generate
+from ..retrieval import embedding
+from .entries import CHUNKS, CHUNKS_LIMIT_VAR, RESULTS, RESULTS_LIMIT_VAR
+from .files import cache_root
 
 MB = 2**20
 
@@ -38,7 +39,7 @@ class Store:
 
 def _files(name: str) -> Callable[[], tuple[int, int]]:
     def usage() -> tuple[int, int]:
-        folder = cache.cache_root() / name
+        folder = cache_root() / name
         files = [f for f in folder.rglob("*") if f.is_file()] if folder.is_dir() else []
         return len(files), sum(f.stat().st_size for f in files)
     return usage
@@ -47,14 +48,14 @@ def _files(name: str) -> Callable[[], tuple[int, int]]:
 def stores() -> tuple[Store, ...]:
     """Built when asked, so that what a test (or a setting) changed in the modules counts."""
     return (
-        Store("parsed corpora", lambda: cache.cache_root() / "corpus", _files("corpus"), "files"),
-        Store("downloaded packages", lambda: cache.cache_root() / "debs", _files("debs"), "files"),
+        Store("parsed corpora", lambda: cache_root() / "corpus", _files("corpus"), "files"),
+        Store("downloaded packages", lambda: cache_root() / "debs", _files("debs"), "files"),
         Store("embedding cache", embedding.root, embedding.usage, "shard files",
               (embedding.limit_bytes, embedding.LIMIT_VAR), embedding.clear),
-        Store("result cache", cache.results_root, cache.results_usage, "results",
-              (cache.results_limit_bytes, cache.RESULTS_LIMIT_VAR), cache.clear_results),
-        Store("chunk cache", cache.CHUNKS.root, cache.CHUNKS.usage, "strategy x view outputs",
-              (cache.CHUNKS.limit_bytes, cache.CHUNKS_LIMIT_VAR), cache.CHUNKS.clear),
+        Store("result cache", RESULTS.root, RESULTS.usage, "results",
+              (RESULTS.limit_bytes, RESULTS_LIMIT_VAR), RESULTS.clear),
+        Store("chunk cache", CHUNKS.root, CHUNKS.usage, "strategy x view outputs",
+              (CHUNKS.limit_bytes, CHUNKS_LIMIT_VAR), CHUNKS.clear),
         Store("question cache", generate.root, generate.usage, "generator answers",
               (generate.limit_bytes, generate.LIMIT_VAR)),
     )

@@ -15,7 +15,7 @@ chunkeval can know for certain:
   starts a new epoch of its key;
 - the settings and the query set's fingerprint.
 
-Nothing here reads a cache: the stores (cache.py, the embedding cache) and the evaluation
+Nothing here reads a cache: the stores (entries.py, the embedding cache) and the evaluation
 ask this module for keys.
 """
 
@@ -26,21 +26,22 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from . import __version__
-from .model import digest
+from .. import __version__
+from ..model import digest
 
 if TYPE_CHECKING:
-    from .retrieval.registry import Retriever
-    from .strategies.registry import Strategy
+    from ..retrieval.registry import Retriever
+    from ..strategies.registry import Strategy
 
-PACKAGE = Path(__file__).parent
+PACKAGE = Path(__file__).parent.parent
 
 # The modules that turn chunks into a result. The rest of the package is covered otherwise:
 # the chunking code by the chunks' hash, the corpus and query-set code by the query set's
 # fingerprint (which includes its view), and the reporting code does not touch the numbers.
 # So editing one strategy re-evaluates only what its new chunks change.
 RESULT_MODULES = ("evaluate.py", "scoring/*.py", "stats.py", "model.py", "results.py",
-                  "cache.py", "outside.py", "identity.py", "spotcheck.py", "retrieval/*.py")
+                  "store/__init__.py", "store/files.py", "store/entries.py", "store/keys.py",
+                  "outside.py", "spotcheck.py", "retrieval/*.py")
 # Libraries whose exact versions the numbers depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn", "PyStemmer")
 SPLITTER_LIBRARIES = ("langchain-text-splitters", "beautifulsoup4", "lxml", "chonkie")
@@ -80,7 +81,7 @@ def strategy_code(strategy: Strategy) -> str:
     the functions its split reaches through closures (a parent-child strategy holds two
     others), with the package modules each imports. Editing one built-in strategy then
     re-chunks the strategies that use its code, not all."""
-    from .strategies.registry import Strategy
+    from ..strategies.registry import Strategy
 
     package = __package__
     modules: set[str] = set()
@@ -164,7 +165,7 @@ def is_own_strategy(strategy: Strategy) -> bool:
 
 def is_own_retriever(name: str) -> bool:
     """True for chunkeval's built-in retrievers (hybrids of built-ins included)."""
-    from .retrieval import registry
+    from ..retrieval import registry
     r = registry.get(name)
     return registry.is_builtin(name) and all(is_own_retriever(p) for p in r.fuses)
 
@@ -179,7 +180,7 @@ def chunk_key(strategy: Strategy, view_fingerprint: str, length: str,
         return None
     if strategy.params.get("model") is not None and model is None:
         return None
-    from .cache import CHUNKS_FORMAT
+    from .entries import CHUNKS_FORMAT
     return digest({
         "format": CHUNKS_FORMAT, "chunkeval": __version__,
         "code": strategy_code(strategy), "identity": strategy.identity,
@@ -193,7 +194,7 @@ def result_key(*, chunks: str, parents: str | None, lengths: str | None,
     """The result cache's key: everything a result's numbers depend on, but the name of the
     strategy (equal chunks give equal results) and what the chunking gives. `lengths` is
     the digest of the handed chunks' lengths under an outside length measure."""
-    from .cache import RESULT_FORMAT
+    from .entries import RESULT_FORMAT
     return digest({
         "format": RESULT_FORMAT, "chunkeval": __version__, "code": code_digest(),
         "libraries": versions(NUMERIC_LIBRARIES),
@@ -215,14 +216,14 @@ def declared_key(r: Retriever) -> str | None:
     if key is None:
         return None
     if callable(key):
-        from .errors import ConfigError
+        from ..errors import ConfigError
         try:
             key = key()
         except Exception as e:
             raise ConfigError(f"retriever {r.name!r}: cache_key() raised "
                               f"{type(e).__name__}: {e}") from None
     if not isinstance(key, str) or not key:
-        from .errors import ConfigError
+        from ..errors import ConfigError
         raise ConfigError(f"retriever {r.name!r}: cache_key gave {key!r}; it must be a "
                           "non-empty string (or a callable returning one)")
     return key
@@ -234,7 +235,7 @@ def retriever_identity(name: str, declared) -> dict | None:
     outside, what `declared(retriever)` gives (its cache key and the key's epoch). None
     when a retriever from outside (a hybrid's part included) declares no key: its results
     are not kept across sessions."""
-    from .retrieval import registry
+    from ..retrieval import registry
     r = registry.get(name)
     parts = [retriever_identity(p, declared) for p in r.fuses]
     if any(p is None for p in parts):
@@ -249,7 +250,7 @@ def retriever_identity(name: str, declared) -> dict | None:
 
 
 def _declared_base(r: Retriever, key: str) -> Path:
-    from .cache import embeddings_root, safe_name
+    from .files import embeddings_root, safe_name
     return embeddings_root() / safe_name(r.name) / f"{safe_name(r.version)}-{digest(key)[:16]}"
 
 
@@ -271,7 +272,7 @@ def discard(r: Retriever, key: str) -> str:
     import shutil
     import uuid
 
-    from .cache import atomic_write, cannot_write
+    from .files import atomic_write, cannot_write
     base = _declared_base(r, key)
     old = base.with_name(f"{base.name}-{epoch(r, key)}")
     new = uuid.uuid4().hex[:12]
@@ -287,7 +288,7 @@ def embeddings_folder(r: Retriever, declared: dict | None = None) -> str | None:
     """The embedding cache's folder of a retriever, under embeddings/<name>/: its version,
     and for one from outside, its declared key's digest and epoch; None (keep no vectors on
     disk) for one from outside that declares no key."""
-    from .cache import safe_name
+    from .files import safe_name
     if is_own_retriever(r.name):
         return safe_name(r.version)
     if declared is None:
