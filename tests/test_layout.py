@@ -269,3 +269,36 @@ def test_the_rest_of_the_package_meets_scoring_by_its_face():
                    for a, arrows in import_graph().items() if a.parent != SCORING
                    for b in arrows if b.parent == SCORING and b != face)
     assert inner == []
+
+
+# The store room: the files every cache is written with at the bottom, the caches' entries on
+# them, then the face and the keys, and on top the two views over every cache (verify, the
+# table), which read the embedding and question caches the retrieval and query rooms keep.
+STORE = PACKAGE / "store"
+STORE_LAYERS = (("files",), ("entries",), ("__init__", "keys"), ("verify", "table"))
+# What each layer may import from outside the room: the bottom only the errors; the keys also
+# the package's version, the model's digest and the registries whose objects they key.
+BELOW_STORE = {0: ("errors.py",), 1: ("errors.py",), 2: (
+    "errors.py", "__init__.py", "model.py", "retrieval/registry.py", "strategies/registry.py")}
+
+
+def test_store_imports_only_downwards():
+    graph = import_graph()
+    layers = {STORE / f"{name}.py": level for level, names in enumerate(STORE_LAYERS)
+              for name in names}
+    assert set(layers) == set(STORE.glob("*.py")), "a store module without a layer"
+    assert layer_breaks(graph, layers) == []
+    above = sorted(f"{a.name} -> {b.relative_to(PACKAGE)}" for a, level in layers.items()
+                   if level in BELOW_STORE for b in graph[a]
+                   if b.parent != STORE and str(b.relative_to(PACKAGE)) not in BELOW_STORE[level])
+    assert above == [], "store imports from above it"
+
+
+def test_the_rest_of_the_package_meets_store_by_its_face_or_a_named_module():
+    # files.py and entries.py are reached through the face; keys, verify and table by name
+    inner = sorted(f"{a.relative_to(PACKAGE)} -> {b.name}" for a, arrows in import_graph().items()
+                   if a.parent != STORE for b in arrows
+                   if b in (STORE / "files.py", STORE / "entries.py"))
+    assert inner == []
+    users = {a for a, arrows in import_graph().items() if STORE / "__init__.py" in arrows}
+    assert len(users - set(STORE.glob("*.py"))) > 10, "the walk found store's users"
