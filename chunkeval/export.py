@@ -39,10 +39,10 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from .store import atomic_write
 from .errors import InputError
 from .model import Chunk, Corpus, Document, Query, QuerySet
 from .results import Result, Results
+from .store import atomic_write
 
 FORMATS = ("trec", "ranx")
 GRADES = 3

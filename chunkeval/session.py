@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import retrieval, strategies
-from .store import outputs_file
 from .config import Config, known
 from .corpus import load_corpus
 from .errors import ConfigError, InputError, Problem
@@ -29,6 +28,7 @@ from .model import Corpus, QuerySet
 from .outside import length_function
 from .results import ANALYZERS, AUTO_ANALYZER, COMPARED, COVERAGE_RULES, Results, Settings
 from .shard import Shard, measured_seconds, parse
+from .store import outputs_file
 from .strategies.defaults import default_retrievers
 
 if TYPE_CHECKING:

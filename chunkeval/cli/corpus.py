@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import sys
 
-from ..store import atomic_write
 from ..corpus import fetch_builtin
 from ..corpus.debian import apt_update
 from ..errors import CorpusError
 from ..inventory import CorpusInfo, dump
+from ..store import atomic_write
 from .common import report_problems, session_of
 
 

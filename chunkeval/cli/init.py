@@ -9,7 +9,6 @@ from pathlib import Path
 from string import Template
 
 from .. import config, strategies
-from ..store import atomic_write
 from ..corpus import load_corpus
 from ..corpus.debian import BUILTIN_CORPORA
 from ..corpus.discover import find_documents
@@ -19,6 +18,7 @@ from ..gate.baselines import ignore_temporaries
 from ..gate.power import set_power
 from ..queries import build_default_query_sets
 from ..results import DEFAULTS
+from ..store import atomic_write
 from .parser import EXAMPLE_MODULE, EXPERIMENT_SIZE
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 from .. import config
-from ..store import atomic_write
 from ..corpus import load_corpus
 from ..errors import ConfigError
 from ..inventory import QuerySetInfo
 from ..outside import load
 from ..queries import generate, imports
+from ..store import atomic_write
 from .common import report_problems, session_of
 
 

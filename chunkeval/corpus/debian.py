@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from ..store import cache_root
 from ..errors import CorpusError
 from ..progress import Progress
+from ..store import cache_root
 from .html import HTML_SUFFIXES
 
 DEFAULT_CORPUS = "debian-ja"

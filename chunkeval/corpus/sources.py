@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..store import atomic_write, cache_root, cannot_write
-from ..store.keys import code_digest
 from ..errors import CorpusError, InputError, Problem
 from ..model import Corpus, Document
 from ..progress import Progress
+from ..store import atomic_write, cache_root, cannot_write
+from ..store.keys import code_digest
 from .debian import (BUILTIN_CORPORA, DEFAULT_CORPUS, builtin_packages, fetch_builtin,
                      language_pages)
 from .html import DEFAULT_DROP, HTML_SUFFIXES, PARSER_VERSION, check_selectors, parse_html

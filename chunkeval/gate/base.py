@@ -25,8 +25,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store import atomic_write
 from ..errors import BaselineError, ChunkevalError
+from ..store import atomic_write
 from .baselines import Baseline, key
 
 # This run's settings the child takes (what is measured, and how), so that both sides are

@@ -19,10 +19,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..store import atomic_write
 from ..corpus.debian import BUILTIN_CORPORA
 from ..errors import BaselineError, ConfigError, InputError
 from ..results import RETRIEVER_FIELDS, BaselineEntry, Noise, Result, with_noise
+from ..store import atomic_write
 from .verdict import DEFAULT_TOLERANCE, Tolerance, compare
 
 SCHEMA = 1

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .. import strategies
-from ..store import atomic_write
 from ..errors import ConfigError, InputError
 from ..model import Chunk, Document
 from ..progress import Progress
 from ..results import COMPARED, BaselineEntry, Check, ChunkStats, Noise, PerQuery, Result
+from ..store import atomic_write
 from .baselines import key as baseline_key
 from .power import queries_needed
 from .verdict import Tolerance, compare

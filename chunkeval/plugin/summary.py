@@ -12,9 +12,9 @@ import pytest
 
 from .. import problems as reported
 from .. import strategies
-from ..store import atomic_write
 from ..errors import EXIT_NOT_COMPARED, ChunkevalError
 from ..gate.baselines import Record, update_file
+from ..store import atomic_write
 from .state import HELD_BACK, NOT_COMPARED, PROBLEMS, PROPERTY, State
 
 if TYPE_CHECKING:

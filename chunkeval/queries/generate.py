@@ -45,12 +45,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..store import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
-                     prune_oldest)
 from ..errors import one_line
 from ..model import Corpus, Document
 from ..outside import spec_digest
 from ..progress import Progress
+from ..store import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
+                     prune_oldest)
 from .imports import Locator
 
 MAX_SECTION_CHARS = 4000

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..store import atomic_write
 from ..results import Results
+from ..store import atomic_write
 from . import html, markdown
 from .comparison import render_comparison_html
 from .table import format_table

@@ -24,9 +24,9 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..store import atomic_write
 from ..model import QuerySet
 from ..results import Result, Results, Settings, span_of
+from ..store import atomic_write
 from ..strategies.defaults import REFERENCE
 from .html import CSS
 from .svg import declare_language, escape

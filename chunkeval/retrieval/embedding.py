@@ -29,10 +29,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..errors import ContractError
 from ..store import (atomic_write, cannot_write, embeddings_root, files_by_age, limit_from_env,
                      prune_oldest)
 from ..store import safe_name as _safe
-from ..errors import ContractError
 from .ranking import Batched
 
 LIMIT_VAR = "CHUNKEVAL_EMBEDDINGS_MB"
