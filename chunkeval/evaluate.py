@@ -410,7 +410,7 @@ class Evaluation:
         key = (strategy_name, retriever, spec)
         if key not in self._results:
             s = self.settings
-            qs = self.query_set(spec)
+            qs = self.asked(spec)
             r = retrieval.get(retriever)
             embedded, cached = self._embedding_counts()  # chunking may embed (semantic)
             if self.result_cache:

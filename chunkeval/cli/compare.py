@@ -34,7 +34,6 @@ def compare_command(args) -> int:
         print(session.corpus_line)
         spec = args.query_set or max(evaluation.query_specs,  # the largest set
                                      key=lambda q: len(evaluation.query_set(q)))
-        evaluation.asked(spec)
         a, b = (evaluation.result(name, retriever, spec) for name in names)
         compared = PairedComparison(names, a, b, retriever, a.query_set,
                                     evaluation.settings.complete_at)
