@@ -237,6 +237,15 @@ class Evaluation:
             self._query_sets[spec] = qs
         return self._query_sets[spec]
 
+    def asked(self, spec: str) -> QuerySet:
+        """The query set, or ConfigError when it has no questions on this corpus (a builder
+        finds none where the corpus lacks what it reads): there would be nothing to score."""
+        qs = self.query_set(spec)
+        if not qs.queries:
+            raise ConfigError(f"query set {qs.name!r} has no questions on the corpus "
+                              f"{self.corpus.name!r}: nothing to score; name another")
+        return qs
+
     def add_query_set(self, spec: str, qs: QuerySet) -> None:
         """A ready query set under `spec` (a sweep's sample of a set's queries): its chunks
         are those of its view, as for every set on that view."""
@@ -401,7 +410,7 @@ class Evaluation:
         key = (strategy_name, retriever, spec)
         if key not in self._results:
             s = self.settings
-            qs = self.query_set(spec)
+            qs = self.asked(spec)
             r = retrieval.get(retriever)
             embedded, cached = self._embedding_counts()  # chunking may embed (semantic)
             if self.result_cache:
@@ -483,7 +492,7 @@ class Evaluation:
         self.analyzer  # resolved once here, inherited by workers
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:
-            self.query_set(spec)  # built once here, inherited by workers
+            self.asked(spec)  # built once here, inherited by workers
         if shard is not None:
             tasks = select(shard, self, tasks, timings)
         by_task: dict[tuple[str, str], list[Result]] = {}

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -176,6 +177,18 @@ def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> l
         raise ConfigError(f"sweep of {strategy!r}: no configuration (every overlap is as "
                           "large as its size)")
     return list(points.values())
+
+
+@contextmanager
+def own_strategies():
+    """The strategies registered inside are the sweep's: they are unregistered on the way out,
+    so that a second sweep or a run in the same process knows only what it knew before."""
+    before = set(strategies.names(all=True))
+    try:
+        yield
+    finally:
+        for name in set(strategies.names(all=True)) - before:
+            strategies.unregister(name)
 
 
 def register(spec: str, root=None) -> str:
@@ -579,13 +592,15 @@ def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: s
     return points, against_point
 
 
+@own_strategies()
 def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         retrievers: list[str], metric: str = DEFAULT_METRIC, holdout: float | None = None,
         against: str | None = None, progress: bool | None = None,
         margin: float = DEFAULT_MARGIN, spelled: list[str] | None = None,
         halving: bool = False) -> Sweep:
     """Evaluate the grid in the session and judge it (module docstring). `spelled`: the
-    retrievers as the project names them (MODULE:ATTR), for the lines that adopt."""
+    retrievers as the project names them (MODULE:ATTR), for the lines that adopt. The
+    grid's strategies are registered for the sweep only (`own_strategies`)."""
     if not 0 < margin < 1:
         raise ConfigError(f"sweep margin {margin!r}: a share of the metric, over 0 and under 1 "
                           "(0.02: 2 points)")

@@ -1,18 +1,42 @@
 """What every test module may ask for: a hypothesis profile, a cache of the test's own, the
 throwaway corpora of helpers.py written into a temporary folder, and a folder every xdist
-worker of the run shares."""
+worker of the run shares. Every test leaves the strategy and retriever registries as it
+found them."""
 
 import os
 
 import pytest
 from hypothesis import settings
 
+from chunkeval.retrieval import registry as retriever_registry
+from chunkeval.strategies import registry as strategy_registry
 from helpers import corpus_pages, write_manuals
 
 # "dev" keeps local runs quick; CI sets $CI and gets the thorough profile.
 settings.register_profile("dev", max_examples=25, deadline=None)
 settings.register_profile("ci", max_examples=150, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+# The registries are global to the process: what one test registers (a sweep's grid, a
+# project's retriever) would change what the next one in the same worker lists and runs.
+REGISTRIES = [strategy_registry._REGISTRY, strategy_registry._BUILTIN, strategy_registry._OPT_IN,
+              strategy_registry._MISSING, retriever_registry._REGISTRY,
+              retriever_registry._BUILTIN]
+
+
+def _as_found():
+    """Put back the registries as they were before (in place: the modules hold them)."""
+    kept = [r.copy() for r in REGISTRIES]
+    yield
+    for registry, before in zip(REGISTRIES, kept):
+        registry.clear()
+        registry.update(before)
+
+
+# around every test, and around every module: a module's fixture may register too
+registries_as_found = pytest.fixture(autouse=True)(_as_found)
+registries_as_found_by_module = pytest.fixture(autouse=True, scope="module")(_as_found)
 
 
 @pytest.fixture

@@ -103,6 +103,19 @@ def test_run_writes_the_three_files_and_compare_reads_them(corpus_dir, tmp_path,
     assert main(["compare", "structure-400", "nope", "--results", str(out / "results.json")]) == 2
 
 
+def test_a_query_set_with_no_questions_is_one_line_naming_it(manuals, tmp_path, capsys):
+    """faq-qa reads questions and answers, which the generated manuals have none of."""
+    corpus = str(manuals(folder="guide"))
+    for args in (["compare", "fixed-400", "structure-400", "--query-set", "faq-qa"],
+                 ["run", "--queries", "faq-qa", "--strategies", "fixed-400", "--retrievers",
+                  "bm25", "--jobs", "1", "--out", str(tmp_path / "out")]):
+        assert main([*args, "--corpus", corpus]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == ["chunkeval: error: query set 'faq-qa' has no questions on the corpus "
+                       "'docs': nothing to score; name another"]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_second_run_reuses_results_and_cache_clear_empties_them(corpus_dir, tmp_path, capsys):
     args = ["run", "--corpus", str(corpus_dir), "--queries", "section-titles",
             "--strategies", "fixed-200", "--retrievers", "bm25,hybrid", "--jobs", "1"]

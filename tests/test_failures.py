@@ -83,6 +83,18 @@ def test_a_failing_splitter_is_never_recorded_as_a_baseline(project, pytester):
 
 
 
+def test_a_query_set_with_no_questions_fails_its_cases_in_one_line(project, pytester):
+    (project / "pyproject.toml").write_text(
+        '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["faq-qa"]\n'
+        'reference = ["fixed-400"]\nretrievers = ["bm25"]\n', encoding="utf-8")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+                                           str(project / "pyproject.toml"))
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["chunkeval: query set 'faq-qa' has no questions on the "
+                                 "corpus 'docs': nothing to score; name another"])
+    assert "Traceback" not in result.stdout.str() and "ValueError" not in result.stdout.str()
+
+
 def test_a_failing_retriever_holds_back_its_own_baselines_only(project, pytester):
     (project / "myret.py").write_text(
         "def down(texts):\n    raise RuntimeError('the model server is down')\n",

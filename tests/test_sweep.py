@@ -50,7 +50,8 @@ def swept(tmp_path_factory):
             assert main(["sweep", "--corpus", str(docs), *GRID, "--retrievers", "bm25,lsa",
                          "--out", str(root / "out")]) == 0
         data = json.loads((root / "out" / "sweep.json").read_text(encoding="utf-8"))
-        names = ",".join(p["strategy"] for p in data["grid"])
+        # the grid's specs: its names were the sweep's for its time only, as in a new process
+        names = ",".join(p["spec"] for p in data["grid"])
         # a fresh cache: the run computes its own numbers rather than reading the sweep's
         mp.setenv("CHUNKEVAL_CACHE", str(root / "cache-run"))
         with contextlib.redirect_stdout(io.StringIO()):
@@ -181,6 +182,17 @@ def test_sizes_and_overlaps_parse_as_ranges_lists_and_shares():
             sweep.parse_sizes(bad)
     with pytest.raises(ConfigError, match="--overlap"):
         sweep.parse_overlaps("1.5")
+
+
+def test_a_sweep_unregisters_the_strategies_of_its_grid_when_it_is_done(swept, tmp_path):
+    """Two sweeps (or a sweep and a run) in one process: the second knows only what the
+    first knew before it began."""
+    before = strategies.names(all=True)
+    assert main(["sweep", "--corpus", str(swept[0] / "docs"), "--strategy", "fixed",
+                 "--size", "150,250", "--overlap", "0,0.1", "--retrievers", "bm25",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert strategies.names(all=True) == before
+    assert "fixed-150" not in strategies.names(all=True)
 
 
 def test_the_grid_leaves_out_overlaps_as_large_as_the_size_and_refuses_one_a_family_lacks():

@@ -27,10 +27,12 @@ def sweep_command(args) -> int:
     halving = sweep.halving_on(cfg.sweep_halving, grid_size, cfg.where["sweep_halving"])
     sweep.check_size(grid_size, len(retrievers), len(session.query_specs()),
                      cfg.sweep_max_configurations, args.yes, halving)
-    points, _ = sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
-                              holdout=cfg.sweep_holdout, against=against, root=cfg.root,
-                              where={**cfg.where, "sweep_against": cfg.where["sweep_against"]
-                                     if cfg.sweep_against else cfg.where["splitters"]})
+    with sweep.own_strategies():  # checked here; registered again by sweep.run, for its time
+        points, _ = sweep.prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                                  holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                                  where={**cfg.where,
+                                         "sweep_against": cfg.where["sweep_against"]
+                                         if cfg.sweep_against else cfg.where["splitters"]})
     halving = sweep.halving_on(cfg.sweep_halving, len(points), cfg.where["sweep_halving"])
     print(session.corpus_line, flush=True)
     margin = cfg.sweep_margin if cfg.sweep_margin is not None else cfg.min_effect
