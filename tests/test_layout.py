@@ -242,6 +242,14 @@ def layer_breaks(graph: dict[Path, set[Path]], layers: dict[Path, int]) -> list[
                   for b in arrows if b in layers and layers[b] >= layers[a])
 
 
+def room_layers(room: Path, names_by_layer) -> dict[Path, int]:
+    """A room's modules by layer, lowest first; every module of the room has one."""
+    layers = {room / f"{name}.py": level for level, names in enumerate(names_by_layer)
+              for name in names}
+    assert set(layers) == set(room.glob("*.py")), f"a {room.name} module without a layer"
+    return layers
+
+
 def test_the_layer_check_finds_an_import_upwards():
     a, b, c = Path("a.py"), Path("b.py"), Path("c.py")
     layers = {a: 0, b: 1, c: 1}
@@ -251,9 +259,7 @@ def test_the_layer_check_finds_an_import_upwards():
 
 def test_scoring_imports_only_downwards():
     graph = import_graph()
-    layers = {SCORING / f"{name}.py": level for level, names in enumerate(SCORING_LAYERS)
-              for name in names}
-    assert set(layers) == set(SCORING.glob("*.py")), "a scoring module without a layer"
+    layers = room_layers(SCORING, SCORING_LAYERS)
     assert layer_breaks(graph, layers) == []
     below = {PACKAGE / f"{name}.py" for name in BELOW_SCORING}
     outside = sorted(str(b.relative_to(PACKAGE)) for a in layers for b in graph[a]
@@ -284,9 +290,7 @@ BELOW_STORE = {0: ("errors.py",), 1: ("errors.py",), 2: (
 
 def test_store_imports_only_downwards():
     graph = import_graph()
-    layers = {STORE / f"{name}.py": level for level, names in enumerate(STORE_LAYERS)
-              for name in names}
-    assert set(layers) == set(STORE.glob("*.py")), "a store module without a layer"
+    layers = room_layers(STORE, STORE_LAYERS)
     assert layer_breaks(graph, layers) == []
     above = sorted(f"{a.name} -> {b.relative_to(PACKAGE)}" for a, level in layers.items()
                    if level in BELOW_STORE for b in graph[a]
