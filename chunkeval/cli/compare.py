@@ -47,7 +47,7 @@ def _compare_base(session: Session, revision: str) -> int:
     EXIT_NOT_COMPARED when nothing could be compared."""
     from ..gate.against import AgainstBase
     from ..gate.base import BaseRun, measuring_settings
-    from ..report.summary import format_summary
+    from ..report.summary import format_summary, new_and_gone_lines
     from ..report.comparison import compared_line
 
     run = BaseRun(session.config.root, revision, measuring_settings(session.config))
@@ -66,6 +66,6 @@ def _compare_base(session: Session, revision: str) -> int:
     if judged.rows:
         print(compared_line(judged.rows))
         print(format_summary(judged.rows, session.config.alpha))
-    for line in judged.closing_lines():
+    for line in new_and_gone_lines(judged.label, judged.new, judged.gone):
         print(line)
     return judged.status()

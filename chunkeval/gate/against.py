@@ -74,11 +74,3 @@ class AgainstBase:
             return 1
         return 0 if self.rows or (self.new and not self.not_compared) else EXIT_NOT_COMPARED
 
-    def closing_lines(self) -> list[str]:
-        """What is new and what is gone since the revision."""
-        lines = []
-        if self.new:
-            lines.append(f"new since {self.label} (not gated): {', '.join(sorted(self.new))}")
-        if self.gone:
-            lines.append(f"removed since {self.label}: {', '.join(self.gone)}")
-        return lines

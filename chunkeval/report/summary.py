@@ -33,6 +33,14 @@ class Ended:
         return bool(self.rows or self.written or self.problems or self.error or self.held_back)
 
 
+def new_and_gone_lines(against: str, new, gone) -> Iterator[str]:
+    """The strategies a comparison with `against` could not judge: new here, or gone."""
+    if new:
+        yield f"new since {against} (not gated): {', '.join(sorted(new))}"
+    if gone:
+        yield f"removed since {against}: {', '.join(sorted(gone))}"
+
+
 def comparison_lines(rows: list[dict], strategies: list[str]) -> Iterator[str]:
     """What was compared with what, first; then what the comparison could not judge:
     strategies new or removed at the base, numbers on a changed corpus, questions on one
@@ -41,12 +49,10 @@ def comparison_lines(rows: list[dict], strategies: list[str]) -> Iterator[str]:
         yield compared_line(rows)
     new = sorted({r["strategy"] for r in rows if r.get("new")})
     for against in dict.fromkeys(r["against"] for r in rows if r.get("new")):
-        yield f"new since {against} (not gated): {', '.join(new)}"
+        yield from new_and_gone_lines(against, new, ())
     for against in dict.fromkeys(r["against"] for r in rows if "base_strategies" in r):
         then = {s for r in rows if r.get("against") == against for s in r["base_strategies"]}
-        gone = sorted(then - set(strategies))
-        if gone:
-            yield f"removed since {against}: {', '.join(gone)}"
+        yield from new_and_gone_lines(against, (), then - set(strategies))
     for r in rows:
         if "paired" in r:
             yield f"{r['strategy']} {r['retriever']} {r['query_set']}: {r['paired']}"
