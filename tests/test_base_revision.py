@@ -262,6 +262,21 @@ def test_base_revision_errors_are_one_line(repo, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("chunkeval: not compared: base revision HEAD at ")
 
 
+def test_a_shallow_clone_does_not_name_its_oldest_commit_as_the_baselines(repo, tmp_path):
+    # the clone's only commit seems to add baselines/docs.json: it is not the commit that
+    # made them, and taking it would gate a branch's splitter against itself
+    root = repo.path
+    git(root, "checkout", "-qb", "feature")
+    write_team(root, 266)
+    git(root, "commit", "-qam", "a third of the size")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{root}",
+        str(shallow))
+    assert base.committed_with(root / "baselines" / "docs.json") == git(
+        root, "rev-parse", "main")
+    assert base.committed_with(shallow / "baselines" / "docs.json") is None
+
+
 def test_a_corpus_and_chunking_change_without_the_baselines_commit_exits_6_saying_what_to_run(
         repo, monkeypatch):
     root = repo.path

@@ -101,7 +101,18 @@ def committed_with(path: Path) -> str | None:
     except BaselineError:
         return None
     commit = found.stdout.decode().strip()
-    return commit if same.returncode == 0 and found.returncode == 0 and commit else None
+    if same.returncode != 0 or found.returncode != 0 or not commit:
+        return None
+    # In a shallow clone the oldest commit it holds seems to add every file, baselines
+    # included: it names the clone's depth, not the code that made the numbers.
+    return None if _shallow_boundary(path.parent, commit) else commit
+
+
+def _shallow_boundary(cwd: Path, commit: str) -> bool:
+    where = _git(cwd, "rev-parse", "--git-path", "shallow").stdout.decode().strip()
+    shallow = cwd / where if where else None
+    return bool(shallow and shallow.is_file()
+                and commit in shallow.read_text(encoding="utf-8").split())
 
 
 def has_commit(root: Path, commit: str) -> bool:
