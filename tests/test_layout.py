@@ -278,10 +278,10 @@ def test_the_rest_of_the_package_meets_scoring_by_its_face():
 
 
 # The store room: the files every cache is written with at the bottom, the caches' entries on
-# them, then the face and the keys, and on top the two views over every cache (verify, the
-# table), which read the embedding and question caches the retrieval and query rooms keep.
+# them, then the face and the keys. The two views over every cache (caches.py, verify.py) read
+# the embedding and question caches the retrieval and query rooms keep, so they live above.
 STORE = PACKAGE / "store"
-STORE_LAYERS = (("files",), ("entries",), ("__init__", "keys"), ("verify", "table"))
+STORE_LAYERS = (("files",), ("entries",), ("__init__", "keys"))
 # What each layer may import from outside the room: the bottom only the errors; the keys also
 # the package's version, the model's digest and the registries whose objects they key.
 BELOW_STORE = {0: ("errors.py",), 1: ("errors.py",), 2: (
@@ -299,7 +299,7 @@ def test_store_imports_only_downwards():
 
 
 def test_the_rest_of_the_package_meets_store_by_its_face_or_a_named_module():
-    # files.py and entries.py are reached through the face; keys, verify and table by name
+    # files.py and entries.py are reached through the face; keys by name
     inner = sorted(f"{a.relative_to(PACKAGE)} -> {b.name}" for a, arrows in import_graph().items()
                    if a.parent != STORE for b in arrows
                    if b in (STORE / "files.py", STORE / "entries.py"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chunkeval import store
-from chunkeval.store.table import stores
+from chunkeval.caches import stores
 
 
 def test_every_cache_is_listed_once_and_clear_keeps_the_costly_ones(tmp_path, monkeypatch):

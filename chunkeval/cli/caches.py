@@ -9,7 +9,7 @@ from .common import session_of
 
 
 def cache_command(args) -> int:
-    from ..store.table import stores
+    from ..caches import stores
 
     if args.cache_command == "verify":
         return _verify(args)
@@ -30,7 +30,7 @@ def cache_command(args) -> int:
 
 
 def _verify(args) -> int:
-    from ..store.verify import verify
+    from ..verify import verify
 
     if args.sample < 0:
         raise ConfigError(f"--sample {args.sample}: expected a count >= 0")

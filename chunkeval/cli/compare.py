@@ -45,7 +45,7 @@ def _compare_base(session: Session, revision: str) -> int:
     """The gate of every configured case against the code at `revision`, as `pytest
     --chunkeval-base REV` judges it: 0 no regression, 1 a regression or a failure here,
     EXIT_NOT_COMPARED when nothing could be compared."""
-    from ..gate.against import AgainstBase
+    from ..against_base import AgainstBase
     from ..gate.base import BaseRun, measuring_settings
     from ..report.summary import format_summary, new_and_gone_lines
     from ..report.comparison import compared_line

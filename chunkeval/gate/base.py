@@ -2,7 +2,7 @@
 this run's corpus and query sets.
 
 A BaseRun reads the project at the revision out of git (`git archive` into a temporary
-folder) and runs it in a child process (`python -m chunkeval.gate.base`), so that the
+folder) and runs it in a child process (`python -m chunkeval.against_base`), so that the
 splitters, retrievers and configuration of the two revisions never share a module. The child
 takes the revision's `[tool.chunkeval]` for what is evaluated (splitters, strategies,
 reference, retrievers, outside retrievers) and this run's corpus, query sets and measuring
@@ -25,9 +25,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BaselineError, ChunkevalError
+from ..errors import BaselineError
 from ..store import atomic_write
-from .baselines import Baseline, key
+from .baselines import Baseline
 
 # This run's settings the child takes (what is measured, and how), so that both sides are
 # measured on the same things; the rest is the revision's own.
@@ -177,7 +177,8 @@ class BaseRun:
             here = str(Path(__file__).resolve().parents[2])
             env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "chunkeval.gate.base", str(self._folder / "order.json")],
+                [sys.executable, "-m", "chunkeval.against_base",
+                 str(self._folder / "order.json")],
                 cwd=at, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         except BaseException:
             shutil.rmtree(self._folder, ignore_errors=True)
@@ -219,58 +220,3 @@ class BaseRun:
             self._proc.kill()
             self._proc.wait()
         shutil.rmtree(self._folder, ignore_errors=True)
-
-
-def measure(order: dict) -> dict:
-    """The child's work: every case the revision's configuration selects, measured on the
-    corpus and query sets `order` gives, as baseline entries."""
-    from .. import config, strategies
-    from ..errors import StrategyFailed
-    from ..store.keys import is_own_retriever
-    from ..results import BaselineEntry
-    from ..session import Session
-
-    session = Session(config.load(root=Path(order["root"]), command_line=order["given"])).check()
-    ev = session.evaluation
-    out: dict = {"strategies": session.strategies, "entries": {}, "failed": {},
-                 "query_sets": {}, "same": []}
-
-    def own(strategy: str, retriever: str) -> bool:
-        """chunkeval's own strategy and retriever, lengths in characters: the same code on
-        both sides (the child imports this chunkeval), so this side's result is the base's."""
-        return (strategies.is_builtin(strategy) and is_own_retriever(retriever)
-                and session.config.length == "chars")
-
-    for spec in session.query_specs():
-        qs = session.query_set(spec)
-        out["query_sets"][qs.name] = (qs.fingerprint, [q.key for q in qs.queries])
-        for s in session.strategies:
-            if s in out["failed"]:
-                continue
-            try:
-                for r in session.plan[s]:
-                    if own(s, r):  # this side measures the very same code: nothing to run
-                        out["same"].append(key(s, r, qs.name))
-                        continue
-                    entry = BaselineEntry.from_result(ev.result(s, r, spec),
-                                                      ev.settings.complete_at,
-                                                      strategies.get(s).describe()["params"])
-                    out["entries"][key(s, r, qs.name)] = entry.to_json()
-            except StrategyFailed as e:
-                out["failed"][s] = str(e)
-            ev.release(s, spec)
-    return out
-
-
-def main(argv: list[str]) -> int:
-    order = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    try:
-        out = measure(order)
-    except ChunkevalError as e:
-        out = {"error": str(e)}
-    atomic_write(order["out"], json.dumps(out))
-    return 0 if "error" not in out else 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

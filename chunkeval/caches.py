@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..queries import generate
-from ..retrieval import embedding
-from .entries import CHUNKS, CHUNKS_LIMIT_VAR, RESULTS, RESULTS_LIMIT_VAR
-from .files import cache_root
+from .queries import generate
+from .retrieval import embedding
+from .store import CHUNKS, CHUNKS_LIMIT_VAR, RESULTS, RESULTS_LIMIT_VAR, cache_root
 
 MB = 2**20
 

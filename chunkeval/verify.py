@@ -17,11 +17,11 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .entries import CHUNKS, RESULTS
-from .keys import spread
+from .store import CHUNKS, RESULTS
+from .store.keys import spread
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from .session import Session
 
 # Vectors of one text computed twice may differ in their last bits (threads, batching).
 VECTOR_TOLERANCE = 1e-4
@@ -49,7 +49,7 @@ def stored_entries(out: Verification) -> None:
                 out.mismatches.append(f"{store.name} cache {path}: {problem}")
     import numpy as np
 
-    from ..retrieval import embedding
+    from .retrieval import embedding
     shards = sorted(embedding.root().rglob("*.npz")) if embedding.root().is_dir() else []
     out.entries["embedding"] = len(shards)
     widths: dict = {}
@@ -74,7 +74,7 @@ def sample_cases(session: Session, n: int) -> list[tuple[str, str, str]]:
 
 def recomputed(session: Session, n: int, out: Verification) -> None:
     """Pass 2: a sample of cases through the caches and with none; every difference."""
-    from ..evaluate import Evaluation
+    from .evaluate import Evaluation
 
     warm = session.evaluation
     if not warm.result_cache:
@@ -108,7 +108,7 @@ def _differences(cached: dict, fresh: dict) -> list[str]:
 def _vectors(warm, name: str, texts: list[str], case: str, out: Verification) -> None:
     import numpy as np
 
-    from .. import retrieval
+    from . import retrieval
     for part in (name, *retrieval.get(name).fuses):
         r = retrieval.get(part)
         store = warm.embedding_cache(r) if r.embed is not None else None
