@@ -36,7 +36,8 @@ from pathlib import Path
 from ..errors import InputError, Problem
 from ..model import TABLE_CELL_SEP, Document, Part, heading_path
 from . import optional
-from .html import _define, decode_html
+from .charset import decode_html
+from .html_blocks import define
 
 # Bump whenever the output for the same bytes may change: it keys the parse cache.
 RST_PARSER_VERSION = "2"
@@ -798,7 +799,7 @@ class _Walk:
                     body = [c for c in entry.children
                             if c.tagname in ("definition", "field_body", "description")]
                     term = " ".join(_text(c) for c in head)
-                    self.emit("dl", _define(term, " ".join(_text(c) for c in body)))
+                    self.emit("dl", define(term, " ".join(_text(c) for c in body)))
             elif t == "image":
                 if child.get("alt"):
                     self.emit("paragraph", f"[image: {child['alt']}]")
