@@ -319,7 +319,7 @@ def test_decode_reports_byte_offset():
 def _normalize_by_runs(text: str) -> str:
     """The rule of normalize() written run by run, as it was first implemented."""
     import re
-    from chunkeval.corpus.html import _CJK_RE, _WS_RE, BREAK
+    from chunkeval.corpus.html_blocks import _CJK_RE, _WS_RE, BREAK
 
     def join(m: re.Match) -> str:
         i, j, run = m.start(), m.end(), m.group()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -357,3 +359,16 @@ def test_a_bad_option_value_is_a_problem_at_its_line_and_literalinclude_dedents_
         """, tmp_path)
     assert blocks[1:] == [("pre", "# the tool\ndef run():\n    pass"), ("paragraph", "After.")]
     assert [(p.kind, p.line) for p in problems] == [("rst-error", 4)]
+
+
+def test_docutils_loads_with_the_first_file_parsed_not_with_the_reader():
+    # The directives and roles live in modules that import docutils at their top: only
+    # parse_rst may bring them in, so that commands reading no reStructuredText skip it.
+    code = ("import sys\nfrom chunkeval.corpus.rst import parse_rst\n"
+            "before = 'docutils' in sys.modules\n"
+            "parse_rst(b'Title\\n=====\\n\\n.. note:: Read me.\\n', 'a.rst')\n"
+            "print(before, 'docutils' in sys.modules, "
+            "'chunkeval.corpus.rst_directives' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["False", "True", "True"]
