@@ -1,5 +1,5 @@
-"""The question files chunkeval imports, one row of FORMATS each: its name, the files it
-reads and its reader. A reader gives the questions as read (`Asked`, their excerpts not yet
+"""The question files chunkeval imports, one row of TABLE each: its name, the files it reads
+and its reader. A reader gives the questions as read (`Asked`, their excerpts not yet
 located), the rows it skipped, each with why, and notes on rows read and by design not
 imported."""
 
@@ -254,7 +254,6 @@ def read_beir(paths: list[Path]) -> Read:
     notes = [f"qrels rows not relevant (score 0 or less), not imported: {not_relevant}"] \
         if not_relevant else []
     return asked, skipped, notes
-
 
 
 @dataclass(frozen=True)
