@@ -16,7 +16,7 @@ from chunkeval.cli import main
 from chunkeval.corpus import load_corpus
 from chunkeval.model import Corpus, Document
 from chunkeval.queries import generate
-from chunkeval.queries import imports
+from chunkeval.queries import imports, textfiles
 from chunkeval.queries.imports import import_questions
 
 SENTENCE = "The frobnicator restarts itself after every configuration change."
@@ -240,7 +240,7 @@ def test_csv_records_read_what_the_csv_module_writes(tmp_path_factory, rows):
         csv.writer(f).writerows(rows)
     with open(path, encoding="utf-8", newline="") as f:
         expected = list(csv.reader(f))
-    assert [cells for _, cells in imports._csv_records(path)] == expected
+    assert [cells for _, cells in textfiles.csv_records(path)] == expected
 
 
 def test_a_long_csv_cell_is_held_a_few_times_at_most(tmp_path):

@@ -122,7 +122,7 @@ def test_the_face_names_the_types_a_project_meets():
 def test_the_type_marker_ships_with_the_package():
     assert (PACKAGE / "py.typed").is_file()
     pyproject = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'chunkeval = ["py.typed", "cli/templates/*"]' in pyproject
+    assert 'chunkeval = ["py.typed", "cli/templates/*", "report/assets/*"]' in pyproject
 
 
 def test_the_init_templates_ship_as_package_data():

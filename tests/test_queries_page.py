@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from importlib import resources
 
 import pytest
 
@@ -115,6 +116,22 @@ def test_a_rewritten_chunk_keeps_only_what_it_adds():
 
 def test_the_pytest_page_sits_next_to_the_html_setting():
     assert queries_page.sibling("out/diff.html").as_posix() == "out/diff-queries.html"
+
+
+def test_the_page_is_its_packaged_skeleton_style_and_script(run):
+    out, _ = run
+    page = (out / "queries.html").read_text(encoding="utf-8")
+    assets = resources.files(queries_page.__package__) / "assets"
+    assert sorted(p.name for p in assets.iterdir()) == ["queries.css", "queries.html",
+                                                       "queries.js"]
+    for name in ("queries.css", "queries.js"):
+        text = (assets / name).read_text(encoding="utf-8")
+        assert len(text) > 1000 and text in page
+    # the skeleton's text between its fields stands in the page, in order
+    at = 0
+    for piece in re.split(r"\{\w+\}", (assets / "queries.html").read_text(encoding="utf-8")):
+        at = page.index(piece, at) + len(piece)
+    assert at == len(page)
 
 
 # -- in a browser ---------------------------------------------------------------------------

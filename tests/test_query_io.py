@@ -16,7 +16,9 @@ from chunkeval.cli import main
 from chunkeval.corpus import load_corpus
 from chunkeval.model import Corpus, Document
 from chunkeval.queries import build_query_set, generate
-from chunkeval.queries.imports import Locator, import_questions
+from chunkeval.errors import UnknownName
+from chunkeval.queries import formats
+from chunkeval.queries.imports import Locator, import_questions, read_questions
 
 # In the Markdown manuals (helpers.write_manuals) each step is two lines: "... choose
 # option 0\nand confirm; ...". An excerpt written on one line is found with whitespace ignored.
@@ -260,6 +262,28 @@ def test_unusable_input_is_one_line_and_exit_2(corpus_dir, tmp_path, capsys, fmt
     err = capsys.readouterr().err
     assert err.startswith("chunkeval: error: ") and message in err
     assert "Traceback" not in err and not out.exists()
+
+
+def test_each_format_is_one_row_of_the_table(monkeypatch, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["queries", "import", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "{" + ",".join(f.name for f in formats.TABLE) + "}" in shown
+    assert f"Read {formats.described()}, locate each excerpt" in shown
+    # a row added to the table is read by its own reader and named in the description
+    path = tmp_path / "q.txt"
+    path.write_text("what?\n", encoding="utf-8")
+    row = formats.Format("lines", "a text file of questions", lambda paths: ([], [], ["read"]))
+    monkeypatch.setattr(formats, "TABLE", (*formats.TABLE, row))
+    assert formats.described().endswith("LlamaIndex's EmbeddingQAFinetuneDataset JSON, "
+                                        "a BEIR folder or a text file of questions")
+    assert read_questions("lines", [str(path)]) == ([], [], ["read"])
+
+
+def test_an_unknown_format_is_named_with_the_known_ones(tmp_path):
+    with pytest.raises(UnknownName, match="unknown question format 'csv'; known: chroma, ragas, "
+                                          "llamaindex, beir"):
+        read_questions("csv", [str(tmp_path)])
 
 
 def test_nothing_found_writes_nothing(corpus_dir, tmp_path, capsys):

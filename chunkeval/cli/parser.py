@@ -76,9 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     qsub = queries.add_subparsers(dest="queries_command", required=True, metavar="ACTION")
     imp = qsub.add_parser("import", help="convert another tool's questions, locating every "
                                          "excerpt in the corpus",
-                          description="Read Chroma's chunking-evaluation CSV, a Ragas test set "
-                                      "(CSV, JSON, JSONL), LlamaIndex's "
-                                      "EmbeddingQAFinetuneDataset JSON or a BEIR folder, locate "
+                          description=f"Read {imports.described()}, locate "
                                       "each excerpt in the corpus and write chunkeval's JSONL "
                                       "with spans. A question whose excerpts lie in several "
                                       "documents goes to the one holding most of them.")
