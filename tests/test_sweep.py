@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import chunkeval
 from chunkeval import strategies, sweep
 from chunkeval.report import sweep_page
 from chunkeval.cli import main
@@ -501,7 +502,8 @@ def test_progress_counts_what_is_done_and_left_with_an_estimate(monkeypatch):
         def run_task(self, task, retrievers):
             return ["made"]
 
-    monkeypatch.setattr(sweep, "Progress", Bar)
+    from chunkeval.sweep import measure
+    monkeypatch.setattr(measure, "Progress", Bar)
     found, failures = sweep.evaluate(Evaluation(), ["a", "b", "c"], ["bm25"], ["qs"])
     assert found == {("a", "bm25", "qs"): "stored", ("b", "bm25", "qs"): "made",
                      ("c", "bm25", "qs"): "made"} and failures == []
@@ -604,7 +606,7 @@ def in_project(root, *args):
     import os
     import subprocess
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "CI")}
-    env["PYTHONPATH"] = str(Path(sweep.__file__).parent.parent)
+    env["PYTHONPATH"] = str(Path(chunkeval.__file__).parent.parent)
     env["CHUNKEVAL_CACHE"] = str(root.parent / "cache")
     return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env, text=True,
                           capture_output=True, timeout=600)
