@@ -247,6 +247,23 @@ def test_a_sweep_writes_its_three_files_and_its_numbers_are_those_of_run(swept):
     assert printed.rstrip().splitlines()[-1].startswith(("budget =", "#"))
 
 
+def test_the_sweep_judges_by_metrics_of_the_table_and_keeps_their_series(swept):
+    from chunkeval.config import SETTINGS
+    from chunkeval.results import BY_NAME
+    root, data, _, _ = swept
+    assert [m.name for m in sweep.JUDGED] == list(sweep.METRICS) == list(sweep.HANDED)
+    assert all(BY_NAME[m] in sweep.JUDGED for m in sweep.METRICS)
+    assert next(s.default for s in SETTINGS if s.name == "sweep_metric") == sweep.DEFAULT_METRIC
+    series = [BY_NAME[m].series for m in sweep.METRICS] + list(sweep.HANDED.values())
+    for c in data["configurations"]:
+        assert list(c["per_query"]) == series
+        assert set(sweep.METRICS) <= set(c["metrics"])
+    page = (root / "out" / "sweep.html").read_text(encoding="utf-8")
+    for m in sweep.JUDGED:  # the page's columns and plots are titled as the table titles them
+        assert f"<th data-col=\"{9 + sweep.JUDGED.index(m)}\">{html.escape(m.title(5))}" \
+            in page
+
+
 def max_t_bounds(rows: list[np.ndarray], alpha: float, resamples: int, seed: int):
     """The family-wise one-sided bounds of sweep.json's settings, recomputed with numpy alone:
     one index matrix for every row, each row's resampled means centred and divided by their

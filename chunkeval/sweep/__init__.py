@@ -44,17 +44,18 @@ from .points import Point, grid, own_strategies, parse_overlaps, parse_sizes, re
 from .result import (FORMAT, Sweep, adopted_point, adopted_verdict, config_lines, differ_note,
                      factory_call)
 from .runner import prepare, run
-from .verdict import (AS_GOOD, DEFAULT_MARGIN, DEFAULT_METRIC, METRICS, MIN_HOLDOUT,
-                      MIN_QUESTIONS, SEED, UNCLEAR, WINNER, Row, Verdict, compare, handed,
-                      handed_per_query, judge, queries_needed, recommend, split_queries)
+from .verdict import (AS_GOOD, AT_K, DEFAULT_MARGIN, DEFAULT_METRIC, HANDED, IN_BUDGET, JUDGED,
+                      METRICS, MIN_HOLDOUT, MIN_QUESTIONS, SEED, UNCLEAR, WINNER, Row, Verdict,
+                      compare, handed, handed_per_query, judge, queries_needed, recommend,
+                      split_queries)
 
 FILES = ("sweep.json", "sweep.html", "sweep.md")
 
 __all__ = [
-    "AS_GOOD", "DEFAULT_MARGIN", "DEFAULT_METRIC", "ETA", "FILES", "FINALISTS", "FORMAT",
-    "HALVING_FROM", "MAX_CONFIGURATIONS", "METRICS", "MIN_HOLDOUT", "MIN_QUESTIONS", "MIN_RUNG",
-    "SEED", "UNCLEAR", "WINNER", "Point", "Row", "Sweep", "Verdict", "adopted_point",
-    "adopted_verdict", "check_size", "compare", "config_lines", "differ_note", "evaluate",
-    "factory_call", "grid", "halve", "halving_on", "handed", "handed_per_query", "judge",
-    "own_strategies", "parse_overlaps", "parse_sizes", "prepare", "queries_needed", "recommend",
-    "register", "rung_bounds", "run", "split_queries"]
+    "AS_GOOD", "AT_K", "DEFAULT_MARGIN", "DEFAULT_METRIC", "ETA", "FILES", "FINALISTS", "FORMAT",
+    "HANDED", "HALVING_FROM", "IN_BUDGET", "JUDGED", "MAX_CONFIGURATIONS", "METRICS",
+    "MIN_HOLDOUT", "MIN_QUESTIONS", "MIN_RUNG", "SEED", "UNCLEAR", "WINNER", "Point", "Row",
+    "Sweep", "Verdict", "adopted_point", "adopted_verdict", "check_size", "compare",
+    "config_lines", "differ_note", "evaluate", "factory_call", "grid", "halve", "halving_on",
+    "handed", "handed_per_query", "judge", "own_strategies", "parse_overlaps", "parse_sizes",
+    "prepare", "queries_needed", "recommend", "register", "rung_bounds", "run", "split_queries"]

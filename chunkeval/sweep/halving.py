@@ -12,7 +12,7 @@ from ..errors import ConfigError
 from ..results import Failure
 from ..stats import simultaneous_bounds
 from .measure import evaluate
-from .verdict import METRICS, SEED
+from .verdict import SEED, series_of
 
 
 HALVING_FROM = 60  # larger grids are halved unless told otherwise
@@ -86,7 +86,7 @@ def halve(evaluation, names: list[str], retrievers: list[str], spec: str, metric
         # name -> (retriever, leader, bound) with the highest bound: the weakest evidence
         weakest: dict[str, tuple[str, str, float]] = {}
         for ret in retrievers:
-            series = {n: np.array([getattr(q, METRICS[metric]) for q in res.per_query])
+            series = {n: series_of(res, metric)
                       for n in alive if (res := found.get((n, ret, sample))) is not None}
             if not series:
                 continue

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ..results import Failure
 from ..strategies.specs import call_spec
 from .points import Point, _call
-from .verdict import Row, Verdict, handed_per_query
+from .verdict import HANDED, METRICS, Row, Verdict, handed_per_query
 
 FORMAT = 1
 
@@ -37,11 +37,10 @@ class Sweep:
                     "against": r is self.against.get((ret, qs)),
                     "metrics": {m: s.to_json() for m, s in res.metrics.items()},
                     "cut_rate": res.cut_rate.to_json(), "chunks": res.chunks.to_json(),
-                    "handed_at_k": r.handed_k, "handed_in_budget": r.handed_budget,
-                    "per_query": {"coverage": [q.coverage for q in res.per_query],
-                                  "budget_coverage": [q.budget_coverage
-                                                      for q in res.per_query],
-                                  **dict(zip(("handed_at_k", "handed_in_budget"),
+                    **dict(zip(HANDED.values(), (r.handed_k, r.handed_budget))),
+                    "per_query": {**{s: [getattr(q, s) for q in res.per_query]
+                                     for s in METRICS.values()},
+                                  **dict(zip(HANDED.values(),
                                              handed_per_query(res, self.settings["k"],
                                                               self.settings["budget"])))},
                     "reused": bool(res.reused)})

@@ -10,16 +10,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from ..results import Result
+from ..results import BY_NAME, Metric, Result
 from ..stats import paired_bootstrap, simultaneous_bounds
 from .points import Point
 
-METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
-DEFAULT_METRIC = "budget_recall"
+# The two metrics a sweep judges by, from the metric table, each with what a query hands the
+# LLM (its cost) as sweep.json names it: the top k, or what fits the budget.
+AT_K, IN_BUDGET = BY_NAME["recall_at_k"], BY_NAME["budget_recall"]
+JUDGED: tuple[Metric, ...] = (AT_K, IN_BUDGET)
+HANDED = {AT_K.name: "handed_at_k", IN_BUDGET.name: "handed_in_budget"}
+METRICS = {m.name: m.series for m in JUDGED}  # metric -> the per-query series it is the mean of
+DEFAULT_METRIC = IN_BUDGET.name
 MIN_HOLDOUT = 30  # fewer held-out queries cannot carry a verdict
 MIN_QUESTIONS = 30  # nor fewer queries at all: with fewer, "not enough evidence"
 SEED = 0
 DEFAULT_MARGIN = 0.02  # the gate's min_effect: 2 points
+
+
+def series_of(result: Result, metric: str) -> np.ndarray:
+    """The per-query values `metric` is the mean of, unrounded."""
+    return np.array([getattr(q, METRICS[metric]) for q in result.per_query])
 
 
 def split_queries(ids: list[str], holdout: float | None, query_set: str
@@ -82,10 +92,10 @@ class Row:
         return self.result.cut_rate.value
 
     def series(self, metric: str) -> np.ndarray:
-        return np.array([getattr(q, METRICS[metric]) for q in self.result.per_query])
+        return series_of(self.result, metric)
 
     def cost(self, metric: str) -> tuple[float, float, float]:
-        hand = self.handed_k if metric == "recall_at_k" else self.handed_budget
+        hand = self.handed_k if metric == AT_K.name else self.handed_budget
         return (self.chunks, hand, self.cut)
 
 
