@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import chunkeval
 from chunkeval import strategies, sweep
 from chunkeval.report import sweep_page
 from chunkeval.cli import main
@@ -244,6 +245,23 @@ def test_a_sweep_writes_its_three_files_and_its_numbers_are_those_of_run(swept):
         assert c["per_query"]["handed_in_budget"] == budget
     assert "to adopt the recommendation:" in printed
     assert printed.rstrip().splitlines()[-1].startswith(("budget =", "#"))
+
+
+def test_the_sweep_judges_by_metrics_of_the_table_and_keeps_their_series(swept):
+    from chunkeval.config import SETTINGS
+    from chunkeval.results import BY_NAME
+    root, data, _, _ = swept
+    assert [m.name for m in sweep.JUDGED] == list(sweep.METRICS) == list(sweep.HANDED)
+    assert all(BY_NAME[m] in sweep.JUDGED for m in sweep.METRICS)
+    assert next(s.default for s in SETTINGS if s.name == "sweep_metric") == sweep.DEFAULT_METRIC
+    series = [BY_NAME[m].series for m in sweep.METRICS] + list(sweep.HANDED.values())
+    for c in data["configurations"]:
+        assert list(c["per_query"]) == series
+        assert set(sweep.METRICS) <= set(c["metrics"])
+    page = (root / "out" / "sweep.html").read_text(encoding="utf-8")
+    for m in sweep.JUDGED:  # the page's columns and plots are titled as the table titles them
+        assert f"<th data-col=\"{9 + sweep.JUDGED.index(m)}\">{html.escape(m.title(5))}" \
+            in page
 
 
 def max_t_bounds(rows: list[np.ndarray], alpha: float, resamples: int, seed: int):
@@ -501,7 +519,8 @@ def test_progress_counts_what_is_done_and_left_with_an_estimate(monkeypatch):
         def run_task(self, task, retrievers):
             return ["made"]
 
-    monkeypatch.setattr(sweep, "Progress", Bar)
+    from chunkeval.sweep import measure
+    monkeypatch.setattr(measure, "Progress", Bar)
     found, failures = sweep.evaluate(Evaluation(), ["a", "b", "c"], ["bm25"], ["qs"])
     assert found == {("a", "bm25", "qs"): "stored", ("b", "bm25", "qs"): "made",
                      ("c", "bm25", "qs"): "made"} and failures == []
@@ -604,7 +623,7 @@ def in_project(root, *args):
     import os
     import subprocess
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "CI")}
-    env["PYTHONPATH"] = str(Path(sweep.__file__).parent.parent)
+    env["PYTHONPATH"] = str(Path(chunkeval.__file__).parent.parent)
     env["CHUNKEVAL_CACHE"] = str(root.parent / "cache")
     return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env, text=True,
                           capture_output=True, timeout=600)

@@ -12,7 +12,7 @@ from .common import out_dir, report_failures, report_problems, session_of
 
 def sweep_command(args) -> int:
     from .. import adopt, sweep
-    from ..report import sweep_page
+    from ..report import sweep_page, sweep_text
 
     session = session_of(args)
     cfg = session.config
@@ -49,11 +49,11 @@ def sweep_command(args) -> int:
     # rendered first and swapped in together, as a run's outputs are
     store.write_together(out, {
         "sweep.json": json.dumps(data, ensure_ascii=False) + "\n",
-        "sweep.md": sweep.markdown(result, lines),
+        "sweep.md": sweep_text.markdown(result, lines),
         "sweep.html": sweep_page.render(data, lines)})
     print(f"{len(result.points)} configurations x {len(retrievers)} retriever(s) x "
           f"{len(result.settings['query_sets'])} query set(s)")
-    for line in sweep.summary_lines(result):
+    for line in sweep_text.summary_lines(result):
         print(line)
     failed = report_failures(result.failures, None, kept="sweep.json")
     print(f"wrote {out / 'sweep.json'}, {out / 'sweep.html'}, {out / 'sweep.md'}")

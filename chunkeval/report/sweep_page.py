@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ..sweep import HANDED, IN_BUDGET, JUDGED
 from .svg import _axes, _Frame, _nice_step, _no_data, _pct_axis, _Svg, escape
 from .view import PALETTE
 
@@ -161,8 +162,8 @@ def recall_plots(data: dict, qs: str) -> list[str]:
     shares = sorted({round(c["share"], 2) for c in configs})
     k, budget = data["settings"]["k"], data["settings"]["budget"]
     out = []
-    for metric, label in (("recall_at_k", f"Recall@{k}"),
-                          ("budget_recall", f"budget recall @{budget:,}")):
+    for metric in JUDGED:
+        label = metric.title(k) + (f" @{budget:,}" if metric is IN_BUDGET else "")
         lines = []
         for ri, ret in enumerate(retrievers):
             for si, share in enumerate(shares):
@@ -170,7 +171,7 @@ def recall_plots(data: dict, qs: str) -> list[str]:
                 for c in configs:
                     if c["retriever"] != ret or round(c["share"], 2) != share:
                         continue
-                    m = c["metrics"][metric]
+                    m = c["metrics"][metric.name]
                     pts.append((c["size"], m["value"], m["value"] - Z95 * m["se"],
                                 m["value"] + Z95 * m["se"]))
                 if pts:
@@ -188,7 +189,7 @@ def frontier_plots(data: dict, qs: str) -> list[str]:
     retrievers = list(dict.fromkeys(c["retriever"] for c in configs))
     marked = {(v["retriever"], v["recommendation"]["strategy"]) for v in data["verdicts"]
               if v["query_set"] == qs and v["metric"] == metric and v["recommendation"]}
-    handed = "handed_at_k" if metric == "recall_at_k" else "handed_in_budget"
+    handed = HANDED[metric]
     out = []
     bands = {v["retriever"]: (v["best_value"] - v["margin"], v["best_value"])
              for v in data["verdicts"] if v["query_set"] == qs and v["metric"] == metric}
@@ -292,7 +293,7 @@ def _table(data: dict) -> str:
             r = v["recommendation"]["strategy"]
             sep[key + (r,)] = "recommended" if r != v["best"] else "best, recommended"
     heads = ["retriever", "query set", "configuration", "size", "overlap", "chunks",
-             f"handed @{k}", "handed in budget", "cut rate", f"Recall@{k}", "budget recall",
+             f"handed @{k}", "handed in budget", "cut rate", *(x.title(k) for x in JUDGED),
              f"vs best ({metric})", "family-wise bounds", "margin", "as good as the best"]
     rows = []
     for c in data["configurations"]:
@@ -303,11 +304,9 @@ def _table(data: dict) -> str:
         cells = [(c["retriever"], c["retriever"]), (c["query_set"], c["query_set"]),
                  (c["spec"], c["strategy"]), (c["size"], c["size"]),
                  (c["overlap"], c["overlap"]), (c["chunks"]["count"], f"{c['chunks']['count']:,}"),
-                 (c["handed_at_k"], f"{c['handed_at_k']:,.0f}"),
-                 (c["handed_in_budget"], f"{c['handed_in_budget']:,.0f}"),
+                 *((c[h], f"{c[h]:,.0f}") for h in HANDED.values()),
                  (c["cut_rate"]["value"], _pct(c["cut_rate"]["value"])),
-                 (m["recall_at_k"]["value"], _pct(m["recall_at_k"]["value"])),
-                 (m["budget_recall"]["value"], _pct(m["budget_recall"]["value"])),
+                 *((m[x.name]["value"], _pct(m[x.name]["value"])) for x in JUDGED),
                  (d if d is not None else "", pts(d) if d is not None else ""),
                  (lo if lo is not None else "",
                   f"[{pts(lo)}, {pts(hi)}]" if lo is not None else ""),

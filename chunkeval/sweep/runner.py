@@ -1,0 +1,128 @@
+"""A whole sweep in a session: the settings checked, the grid evaluated (halved first when
+asked), every retriever and query set judged."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from .halving import ETA, FINALISTS, MIN_RUNG, halve
+from .measure import evaluate
+from .points import Point, grid, own_strategies, register
+from .result import Sweep
+from .verdict import (DEFAULT_MARGIN, DEFAULT_METRIC, METRICS, SEED, Row, handed, judge,
+                      split_queries)
+
+
+def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: str,
+            holdout: float | None, against: str | None, root=None, where: dict | None = None
+            ) -> tuple[list[Point], Point | None]:
+    """The grid's configurations and the team's splitter, registered, with the settings
+    checked: what can be wrong is said before the corpus is read, with where it was given
+    (`where`: setting -> place, as config.Config has it)."""
+    def at(key: str) -> str:
+        return f"{where[key]}: " if where and key in where else ""
+
+    if metric not in METRICS:
+        raise ConfigError(f"{at('sweep_metric')}sweep metric {metric!r}: one of "
+                          f"{', '.join(METRICS)}")
+    if holdout is not None and not 0 < holdout < 1:
+        raise ConfigError(f"{at('sweep_holdout')}holdout {holdout!r}: a share of the queries, "
+                          "over 0 and under 1")
+    try:
+        points = grid(strategy, sizes, overlaps, root)
+    except ConfigError as e:
+        raise ConfigError(f"{at('sweep_strategy')}{e}") from None
+    try:
+        against_point = Point(against, register(against, root), 0, 0, 0.0) if against else None
+    except ConfigError as e:
+        raise ConfigError(f"{at('sweep_against')}{e}") from None
+    return points, against_point
+
+
+@own_strategies()
+def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
+        retrievers: list[str], metric: str = DEFAULT_METRIC, holdout: float | None = None,
+        against: str | None = None, progress: bool | None = None,
+        margin: float = DEFAULT_MARGIN, spelled: list[str] | None = None,
+        halving: bool = False) -> Sweep:
+    """Evaluate the grid in the session and judge it (module docstring). `spelled`: the
+    retrievers as the project names them (MODULE:ATTR), for the lines that adopt. The
+    grid's strategies are registered for the sweep only (`own_strategies`)."""
+    if not 0 < margin < 1:
+        raise ConfigError(f"sweep margin {margin!r}: a share of the metric, over 0 and under 1 "
+                          "(0.02: 2 points)")
+    points, against_point = prepare(strategy, sizes, overlaps, metric=metric, holdout=holdout,
+                                    against=against, root=session.config.root)
+    evaluation = session.evaluation
+    specs = session.query_specs()
+    refused: dict[str, str] = {}
+    if holdout:  # a set too small for the holdout is left out before any work, saying why
+        for spec in specs:
+            qs = evaluation.query_set(spec)
+            try:
+                split_queries([q.id for q in qs.queries], holdout, qs.name)
+            except ConfigError as e:
+                refused[qs.name] = str(e)
+        if len(refused) == len(specs):
+            raise ConfigError("; ".join(refused.values()))
+        specs = [q for q in specs if evaluation.query_set(q).name not in refused]
+    names = [p.name for p in points]
+    extra = [against_point.name] if against_point and against_point.name not in names else []
+    found, failures, rungs, finalists = {}, [], [], {}
+    for spec in specs:
+        finalists[spec] = names
+        if halving:
+            ids = [q.id for q in evaluation.query_set(spec).queries]
+            chosen, _ = split_queries(ids, holdout, evaluation.query_set(spec).name)
+            finalists[spec], more, failed = halve(evaluation, names, retrievers, spec, metric,
+                                                  np.flatnonzero(chosen),
+                                                  session.config.alpha, margin, progress)
+            rungs += more
+            failures += failed
+        got, failed = evaluate(evaluation, finalists[spec] + extra, retrievers, [spec],
+                               progress)
+        found.update(got)
+        failures += failed
+    s = evaluation.settings
+    by_name = {p.name: p for p in points}
+    rows: dict[tuple[str, str], list[Row]] = {}
+    against_rows: dict[tuple[str, str], Row] = {}
+    verdicts = []
+    for spec in specs:
+        qs_name = evaluation.query_set(spec).name
+        for ret in retrievers:
+            here = [Row(by_name[n], res, *handed(res, s.k, s.budget))
+                    for n in finalists[spec] if (res := found.get((n, ret, spec))) is not None]
+            if not here:
+                continue
+            rows[(ret, qs_name)] = here
+            a_row = None
+            if against_point and (res := found.get((against_point.name, ret, spec))):
+                a_row = Row(by_name.get(against_point.name, against_point), res,
+                            *handed(res, s.k, s.budget))
+                if against_point.name not in by_name:
+                    against_rows[(ret, qs_name)] = a_row
+            for m in (metric, *[m for m in METRICS if m != metric]):
+                verdicts.append(judge(here, m, session.config.alpha, holdout, ret, qs_name,
+                                      a_row, margin))
+    settings = {"strategy": strategy, "sizes": sizes, "overlaps": overlaps,
+                "retrievers": retrievers, "query_sets": specs, "metric": metric,
+                "retrievers_as_given": spelled or retrievers,
+                "holdout": holdout, "against": against, "alpha": session.config.alpha,
+                "margin": margin,
+                "bootstrap": {"resamples": 2000, "seed": 0,
+                              "bounds": "max-t: one-sided, family-wise over the comparisons "
+                                        "with the best, c = 1 - alpha quantile of the "
+                                        "largest centred resampled mean / se"},
+                "holdout_seed": SEED, **s.to_json()}
+    corpus = {"name": evaluation.corpus.name, "fingerprint": evaluation.corpus.fingerprint,
+              "documents": len(evaluation.corpus)}
+    settings["halving"] = ({"finalists": FINALISTS, "eta": ETA, "min_rung": MIN_RUNG,
+                            "seed": SEED + 1,
+                            "drops": "upper bound of (configuration - rung leader) below "
+                                     "-margin for every retriever, family-wise over the "
+                                     "rung's comparisons at alpha / rungs"}
+                           if halving else None)
+    return Sweep(settings, points, rows, verdicts, against_rows, failures, corpus, refused,
+                 rungs)
