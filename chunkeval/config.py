@@ -227,6 +227,11 @@ SETTINGS: tuple[Setting, ...] = (
             metavar="auto|on|off", flag=False, table="sweep"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
+# The `retrievers` default of the commands that search with fewer than every installed
+# retriever: compare and sweep with one, calibrate (and init's section) with the built-in
+# lexical ones, which need nothing more installed.
+ONE_RETRIEVER = "bm25"
+LEXICAL_RETRIEVERS = ("bm25", "lsa", "hybrid")
 
 
 def add_options(parser: argparse.ArgumentParser, command: str) -> None:
