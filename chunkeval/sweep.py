@@ -39,23 +39,24 @@ from typing import Any
 
 import numpy as np
 
-from . import strategies
+from . import config, strategies
 from .errors import ConfigError
 from .progress import Progress
 from .results import Failure, Result
 from .report.markdown import md_text as md
 from .report.sweep_page import HALVING_NOTE, pts, rung_dropped, unclear, versus_best
-from .stats import paired_bootstrap, simultaneous_bounds
+from .gate.verdict import DEFAULT_TOLERANCE
+from .stats import RESAMPLES, SEED as BOOTSTRAP_SEED, paired_bootstrap, simultaneous_bounds
 from .strategies import params as strategy_params
 from .strategies.specs import call_spec
 
 FILES = ("sweep.json", "sweep.html", "sweep.md")
 METRICS = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
-DEFAULT_METRIC = "budget_recall"
+DEFAULT_METRIC = config.BY_NAME["sweep_metric"].default
 MIN_HOLDOUT = 30  # fewer held-out queries cannot carry a verdict
 MIN_QUESTIONS = 30  # nor fewer queries at all: with fewer, "not enough evidence"
 SEED = 0
-DEFAULT_MARGIN = 0.02  # the gate's min_effect: 2 points
+DEFAULT_MARGIN = DEFAULT_TOLERANCE.min_effect  # the gate's: 2 points
 FORMAT = 1
 
 
@@ -239,7 +240,6 @@ def _duration(seconds: float) -> str:
 
 # -- successive halving ------------------------------------------------------------------------
 HALVING_FROM = 60  # larger grids are halved unless told otherwise
-MAX_CONFIGURATIONS = 200  # larger grids need --yes (or a larger max_configurations)
 FINALISTS = 8  # halving stops when this few are left
 ETA = 3  # each rung is on three times the queries of the one before
 MIN_RUNG = 30  # no rung judges on fewer queries
@@ -663,7 +663,7 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
                 "retrievers_as_given": spelled or retrievers,
                 "holdout": holdout, "against": against, "alpha": session.config.alpha,
                 "margin": margin,
-                "bootstrap": {"resamples": 2000, "seed": 0,
+                "bootstrap": {"resamples": RESAMPLES, "seed": BOOTSTRAP_SEED,
                               "bounds": "max-t: one-sided, family-wise over the comparisons "
                                         "with the best, c = 1 - alpha quantile of the "
                                         "largest centred resampled mean / se"},
