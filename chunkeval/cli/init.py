@@ -111,5 +111,5 @@ def _section(docs: str, sets: list[str], example: bool,
         reference=toml_list(strategies.REFERENCE),
         retrievers=toml_list(config.LEXICAL_RETRIEVERS),
         retriever_names=", ".join(config.LEXICAL_RETRIEVERS), k=DEFAULTS.k,
-        budget=DEFAULTS.budget,
+        budget=DEFAULTS.budget, strict=json.dumps(config.BY_NAME["strict"].default),
         min_effect=f"{min_effect:g}", min_effect_points=f"{min_effect * 100:g}")

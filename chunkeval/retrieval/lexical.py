@@ -68,7 +68,7 @@ class LSAIndex(Batched):
     TfidfVectorizer's defaults (smooth idf, raw counts, L2 rows) applied to the same counts as
     BM25."""
 
-    def __init__(self, texts: Sequence[str], *, seed: int = 0, dims: int = LSA_DIMS,
+    def __init__(self, texts: Sequence[str], *, seed: int = DEFAULTS.seed, dims: int = LSA_DIMS,
                  sample: int = LSA_SAMPLE, max_features: int = LSA_MAX_FEATURES,
                  analyzer: str = DEFAULTS.analyzer):
         from sklearn.feature_extraction.text import TfidfTransformer

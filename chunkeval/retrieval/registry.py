@@ -209,7 +209,7 @@ def _register_builtins() -> None:
 _register_builtins()
 
 
-def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = 0,
+def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = DEFAULTS.seed,
                 analyzer: str = DEFAULTS.analyzer, cache=None) -> Index:
     """An index of `texts` (no memo: hybrids build their parts here too). `cache` is an
     EmbeddingCache for an embedding retriever; without one, vectors are not kept."""
