@@ -37,8 +37,9 @@ OTHER_THINGS = {
     ("gate/power.py", "smallest_drop.min_effect"): "no floor unless the gate's is handed in",
     ("gate/power.py", "set_power.min_effect"): "the same",
 }
-# Values that are defaults wherever they stand in for something not given.
-DEFAULT_VALUES = (config.ONE_RETRIEVER, "char2")
+# Values that are defaults wherever they stand in for something not given: the retriever,
+# the analyzer the lexical indexes once assumed, the length measure.
+DEFAULT_VALUES = (config.ONE_RETRIEVER, "char2", DEFAULTS.length)
 # Default collections: each is spelled once, where it is defined (or derived there, as the
 # gated metrics are from the metric table).
 COLLECTIONS = {
@@ -60,7 +61,9 @@ def _literal(node: ast.AST | None) -> bool:
 
 
 def _holds_default_value(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Constant) and n.value in DEFAULT_VALUES for n in ast.walk(node))
+    """A literal that is, or lists, one of DEFAULT_VALUES."""
+    return _literal(node) and any(isinstance(n, ast.Constant) and n.value in DEFAULT_VALUES
+                                  for n in ast.walk(node))
 
 
 def _option_name(call: ast.Call) -> str | None:
@@ -117,8 +120,9 @@ def respelled(source: str, module: str) -> list[str]:
 
     for owner, default, kind in _defaults(tree):
         cls, _, name = owner.rpartition(".")
-        if (name in NAMES and _literal(default) and (module, owner) not in OTHER_THINGS
-                and not (kind == "field" and (module, cls) in DEFINING)):
+        if kind == "field" and (module, cls) in DEFINING:
+            continue
+        if name in NAMES and _literal(default) and (module, owner) not in OTHER_THINGS:
             say(default, f"{kind} {owner} = {ast.unparse(default)}: name the setting's default")
         elif _holds_default_value(default):
             say(default, f"{kind} {owner} = {ast.unparse(default)}: a default spelled again")
