@@ -33,8 +33,7 @@ from .gate.verdict import DEFAULT_TOLERANCE as TOLERANCE
 from .invariants import GENERATED_EXAMPLES
 from .queries import BUILDERS
 from .results import DEFAULTS, MAX_K
-from .store.entries import (CHUNKS_LIMIT_MB, CHUNKS_LIMIT_VAR, RESULTS_LIMIT_MB,
-                            RESULTS_LIMIT_VAR)
+from .store import CHUNKS_LIMIT_MB, CHUNKS_LIMIT_VAR, RESULTS_LIMIT_MB, RESULTS_LIMIT_VAR
 from .strategies import REFERENCE
 
 SECTION = "[tool.chunkeval]"

@@ -5,12 +5,13 @@
 The face holds what the rest of the package writes and reads with; keys, verify and table are
 imported by name (they reach into retrieval/ and queries/, which write through this face)."""
 
-from .entries import CHUNKS, RESULT_FORMAT, RESULTS, RESULTS_LIMIT_VAR, Store, load_result, \
-    result_path, results_root, store_result
+from .entries import CHUNKS, CHUNKS_LIMIT_MB, CHUNKS_LIMIT_VAR, RESULT_FORMAT, RESULTS, \
+    RESULTS_LIMIT_MB, RESULTS_LIMIT_VAR, Store, load_result, result_path, results_root, store_result
 from .files import CacheNotice, atomic_write, cache_root, cannot_write, embeddings_root, \
     files_by_age, limit_from_env, notice, outputs_file, prune_oldest, safe_name, write_together
 
-__all__ = ["CHUNKS", "RESULTS", "RESULTS_LIMIT_VAR", "RESULT_FORMAT", "Store", "load_result",
+__all__ = ["CHUNKS", "CHUNKS_LIMIT_MB", "CHUNKS_LIMIT_VAR", "RESULTS", "RESULTS_LIMIT_MB",
+           "RESULTS_LIMIT_VAR", "RESULT_FORMAT", "Store", "load_result",
            "result_path", "results_root", "store_result", "CacheNotice", "atomic_write",
            "cache_root", "cannot_write", "embeddings_root", "files_by_age", "limit_from_env",
            "notice", "outputs_file", "prune_oldest", "safe_name", "write_together"]
