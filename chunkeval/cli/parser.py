@@ -39,6 +39,8 @@ EXAMPLE_MODULE = "chunking"
 EXPERIMENT_SIZE = 100
 DEFAULT_OUT = "chunkeval-results"
 SWEEP_OUT = "chunkeval-sweep"
+EXPORT_OUT = "chunkeval-export"
+VERIFIED_CASES = 3  # cache verify evaluates this many cases again, without any cache
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,8 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", required=True, choices=export.FORMATS)
     exp.add_argument("--dump", required=True, metavar="FILE.jsonl",
                      help="the corpus dump of the run's query sets (corpus info --dump)")
-    exp.add_argument("--out", default="chunkeval-export", metavar="DIR",
-                     help="where the files go (default: chunkeval-export)")
+    exp.add_argument("--out", default=EXPORT_OUT, metavar="DIR",
+                     help=f"where the files go (default: {EXPORT_OUT})")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries; with --base REV, the gate of every "
@@ -203,10 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "caches and with none, and report every difference (exit 1 on any).")
     cache_.add_argument("cache_command", choices=["info", "clear", "verify"],
                         metavar="info|clear|verify")
-    cache_.add_argument("--sample", type=int, default=3, metavar="N",
+    cache_.add_argument("--sample", type=int, default=VERIFIED_CASES, metavar="N",
                         help="verify: the cases (strategy x retriever x query set) evaluated "
-                             "again without any cache, evenly spread (default: 3; 0: only "
-                             "read the stored entries)")
+                             f"again without any cache, evenly spread (default: {VERIFIED_CASES}; "
+                             "0: only read the stored entries)")
     config.add_options(cache_, "cache")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
