@@ -9,6 +9,7 @@ crept in: a setting's default written again as a literal in a signature, a field
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -17,25 +18,34 @@ import pytest
 
 import chunkeval
 from chunkeval import config, strategies
-from chunkeval.gate import calibrate
+from chunkeval.gate import calibrate, power
+from chunkeval.gate.baselines import Record
 from chunkeval.gate.verdict import DEFAULT_TOLERANCE, Tolerance
-from chunkeval.results import DEFAULTS, Settings
+from chunkeval.results import DEFAULTS, QuerySetSummary, Settings
 
 PACKAGE = Path(chunkeval.__file__).parent
+
+
+def _where(thing) -> tuple[str, str]:
+    """(module path in the package, qualified name): found by import, so that a type keeps
+    its place here when its module is split."""
+    module = Path(inspect.getsourcefile(thing)).relative_to(PACKAGE).as_posix()
+    return module, thing.__qualname__
+
 
 # The settings a run hands down. `family` is left out: the gate counts it per session, no
 # one sets it. A switch (kind bool) is left out too: off or on is no value to re-spell.
 NAMES = ({f.name for f in fields(Settings)} | {f.name for f in fields(Tolerance)}
          | {s.name for s in config.SETTINGS if s.kind != "bool"}) - {"family"}
 # The types whose fields are the definitions.
-DEFINING = {("results.py", "Settings"), ("gate/verdict.py", "Tolerance")}
+DEFINING = {_where(Settings), _where(Tolerance)}
 # A setting's name used for another thing, with a default of its own.
 OTHER_THINGS = {
-    ("results.py", "QuerySetSummary.coverage"): "the rule a set was scored by, text when "
-                                                "an older file does not say",
-    ("gate/baselines.py", "Record.coverage"): "the same, as a baseline file records it",
-    ("gate/power.py", "smallest_drop.min_effect"): "no floor unless the gate's is handed in",
-    ("gate/power.py", "set_power.min_effect"): "the same",
+    (_where(QuerySetSummary), "coverage"): "the rule a set was scored by, text when an older "
+                                           "file does not say",
+    (_where(Record), "coverage"): "the same, as a baseline file records it",
+    (_where(power.smallest_drop), "min_effect"): "no floor unless the gate's is handed in",
+    (_where(power.set_power), "min_effect"): "the same",
 }
 # Values that are defaults wherever they stand in for something not given: the retriever,
 # the analyzer the lexical indexes once assumed, the length measure.
@@ -122,7 +132,7 @@ def respelled(source: str, module: str) -> list[str]:
         cls, _, name = owner.rpartition(".")
         if kind == "field" and (module, cls) in DEFINING:
             continue
-        if name in NAMES and _literal(default) and (module, owner) not in OTHER_THINGS:
+        if name in NAMES and _literal(default) and ((module, cls), name) not in OTHER_THINGS:
             say(default, f"{kind} {owner} = {ast.unparse(default)}: name the setting's default")
         elif _holds_default_value(default):
             say(default, f"{kind} {owner} = {ast.unparse(default)}: a default spelled again")
@@ -199,8 +209,9 @@ def test_the_scan_finds_each_kind_of_respelling(source, says):
 
 
 def test_the_scan_leaves_definitions_and_other_things_alone():
-    assert respelled("class Settings:\n    k: int = 5\n", "results.py") == []
-    assert respelled('class Record:\n    coverage: str = "text"\n', "gate/baselines.py") == []
+    assert respelled("class Settings:\n    k: int = 5\n", _where(Settings)[0]) == []
+    assert respelled('class Record:\n    coverage: str = "text"\n', _where(Record)[0]) == []
+    assert respelled("class Settings:\n    k: int = 5\n", "elsewhere.py") != []
     assert respelled("def run(k=DEFAULTS.k, seed=SEED):\n    pass\n", "m.py") == []
     # a retriever named in the table that defines it is no default
     assert respelled('Retriever("bm25", "1", lexical=True)\n', "retrieval/registry.py") == []
