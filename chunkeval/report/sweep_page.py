@@ -255,8 +255,9 @@ def _verdicts_html(data: dict) -> str:
             "<p>Each configuration's difference to the best (configuration − best) has a "
             "one-sided lower bound that holds for all of them at once (bootstrap max-t, "
             f"{RESAMPLES:,} resamples, seed {SEED}, family-wise at alpha). A configuration is "
-            "as good as the best when that bound is above −margin; the recommendation is the cheapest of the best "
-            "and those as good as it: fewest chunks, then fewest characters handed, then the "
+            "as good as the best when that bound is above −margin; the recommendation is the "
+            "cheapest of the best and those as good as it: fewest chunks, then fewest characters "
+            "handed, then the "
             "lowest cut rate. A confirmed winner: every other configuration is shown worse "
             "(its upper bound below 0). Not enough evidence: neither holds, and nothing is "
             "recommended.</p>")
