@@ -71,7 +71,7 @@ def bigram_tokens(texts: list[str]) -> list[list[str]]:
 def run_chunkeval(corpus: list[str], queries: list[str]) -> np.ndarray:
     from chunkeval.retrieval.lexical import BM25Index
 
-    return BM25Index(corpus).search(queries, TOP)
+    return BM25Index(corpus, analyzer="char2").search(queries, TOP)  # bm25s gets 2-grams too
 
 
 def run_bm25s(corpus_tokens: list[list[str]], query_tokens: list[list[str]]) -> np.ndarray:

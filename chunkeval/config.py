@@ -33,6 +33,7 @@ from .gate.verdict import DEFAULT_TOLERANCE as TOLERANCE
 from .invariants import GENERATED_EXAMPLES
 from .queries import BUILDERS
 from .results import DEFAULTS, MAX_K
+from .store import CHUNKS_LIMIT_MB, CHUNKS_LIMIT_VAR, RESULTS_LIMIT_MB, RESULTS_LIMIT_VAR
 from .strategies import REFERENCE
 
 SECTION = "[tool.chunkeval]"
@@ -143,7 +144,8 @@ SETTINGS: tuple[Setting, ...] = (
             "corpus and questions, and the two are compared query by query",
             cli="--base", commands=("compare",), metavar="REV"),
     Setting("min_effect", "float", TOLERANCE.min_effect,
-            "smallest drop of a mean metric (0-1) that counts as a regression (0.02: 2 points)",
+            "smallest drop of a mean metric (0-1) that counts as a regression "
+            f"({TOLERANCE.min_effect:g}: {TOLERANCE.min_effect * 100:g} points)",
             cli="--min-effect", commands=("calibrate",), metavar="SHARE"),
     Setting("alpha", "float", TOLERANCE.alpha,
             "family-wise false-alarm level: the chance that a harmless change fails any of a "
@@ -171,8 +173,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("result_cache", "bool", True,
             "reuse results of earlier runs whose chunks, retriever, query set and settings are "
             "the same, and chunks of unchanged strategies (kept in the cache, least recently "
-            "used dropped past $CHUNKEVAL_RESULTS_MB, default 1024, and $CHUNKEVAL_CHUNKS_MB, "
-            "default 512); false: chunk and evaluate everything, store nothing",
+            f"used dropped past ${RESULTS_LIMIT_VAR}, default {RESULTS_LIMIT_MB}, and "
+            f"${CHUNKS_LIMIT_VAR}, default {CHUNKS_LIMIT_MB}); false: chunk and evaluate "
+            "everything, store nothing",
             cli="--no-result-cache", commands=("run", "compare", "calibrate", "sweep")),
     Setting("cache", "bool", True,
             "use chunkeval's caches (parsed corpora, chunks of its own strategies, embeddings, "
@@ -215,7 +218,8 @@ SETTINGS: tuple[Setting, ...] = (
             table="sweep"),
     Setting("sweep_margin", "float", None,
             "a configuration is as good as the best when its family-wise lower bound against "
-            "the best is above minus this share (default: min_effect, 0.02 = 2 points)",
+            "the best is above minus this share (default: min_effect, "
+            f"{TOLERANCE.min_effect:g} = {TOLERANCE.min_effect * 100:g} points)",
             cli="--margin", commands=("sweep",), metavar="SHARE", flag=False, table="sweep"),
     Setting("sweep_max_configurations", "int", 200,
             "a larger grid is refused unless --yes is given (it says what it would cost)",
@@ -227,6 +231,11 @@ SETTINGS: tuple[Setting, ...] = (
             metavar="auto|on|off", flag=False, table="sweep"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
+# The `retrievers` default of the commands that search with fewer than every installed
+# retriever: compare and sweep with one, calibrate (and init's section) with the built-in
+# lexical ones, which need nothing more installed.
+ONE_RETRIEVER = "bm25"
+LEXICAL_RETRIEVERS = ("bm25", "lsa", "hybrid")
 
 
 def add_options(parser: argparse.ArgumentParser, command: str) -> None:

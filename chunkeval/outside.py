@@ -107,7 +107,7 @@ def source_digest(obj: Any) -> str | None:
 
 
 @lru_cache(maxsize=8)
-def length_function(spec: str = "chars", root: str | None = None) -> Length:
+def length_function(spec: str, root: str | None = None) -> Length:
     """The length measure a spec names: "chars" (len), or "module:attr", a callable
     text -> int (a tokenizer's count, say) importable from `root`, else from the working
     directory. ConfigError says what is wrong with the spec."""

@@ -12,6 +12,11 @@ from typing import Sequence
 
 import numpy as np
 
+# The bootstrap's defaults, for every comparison that does not set its own (the gate's
+# Tolerance does): the reports and the sweep say these numbers in their notes.
+RESAMPLES = 2000
+SEED = 0
+CONFIDENCE = 0.95
 
 def _values(values: Sequence[float], what: str = "values") -> np.ndarray:
     v = np.asarray(values, dtype=np.float64).ravel()
@@ -34,7 +39,7 @@ class Interval:
     diff: float
     low: float
     high: float
-    confidence: float = 0.95
+    confidence: float = CONFIDENCE
 
     @property
     def shows_difference(self) -> bool:
@@ -67,8 +72,8 @@ def _resampled(a: Sequence[float], b: Sequence[float], resamples: int, seed: int
     return d, d[_resample_indexes(seed, d.size, resamples)].mean(axis=1)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000,
-                     seed: int = 0, confidence: float = 0.95) -> Interval:
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,
+                     seed: int = SEED, confidence: float = CONFIDENCE) -> Interval:
     """Percentile interval of mean(a - b), resampling queries (pairs stay together).
 
     All resamples come from one seeded index matrix, so equal inputs give an equal
@@ -77,16 +82,16 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     return paired_test(a, b, resamples=resamples, seed=seed, confidence=confidence)[0]
 
 
-def bootstrap_p(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000,
-                seed: int = 0) -> float:
+def bootstrap_p(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,
+                seed: int = SEED) -> float:
     """One-sided p-value that mean(a) > mean(b), from the same resamples as paired_bootstrap:
     the share of resampled mean differences at or below 0, counted with the observed one
     ((1 + count) / (1 + resamples)), so it is never 0. 1 when a and b are equal."""
     return paired_test(b, a, resamples=resamples, seed=seed)[1]
 
 
-def paired_test(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000,
-                seed: int = 0, confidence: float = 0.95) -> tuple[Interval, float]:
+def paired_test(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,
+                seed: int = SEED, confidence: float = CONFIDENCE) -> tuple[Interval, float]:
     """paired_bootstrap(a, b) and bootstrap_p(b, a), the one-sided p-value that mean(b) >
     mean(a), from one resampling of the pairs (a comparison that needs both pays once).
     The resampled means of b - a are exactly those of a - b negated (IEEE negation and
@@ -126,8 +131,8 @@ class Bounds:
     c_high: float
 
 
-def simultaneous_bounds(differences: Sequence[Sequence[float]], *, alpha: float = 0.05,
-                        resamples: int = 2000, seed: int = 0) -> Bounds:
+def simultaneous_bounds(differences: Sequence[Sequence[float]], *, alpha: float,
+                        resamples: int = RESAMPLES, seed: int = SEED) -> Bounds:
     """Family-wise one-sided bounds for the means of several paired difference series on the
     same queries (each row: one comparison's per-query differences), by the bootstrap max-t
     rule: every row is resampled with the same query indexes (`_resample_indexes`), each

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from .. import strategies
+from .. import config, strategies
 from ..errors import ConfigError
 from ..gate import calibrate
 from ..gate.baselines import record_noise
 from .common import out_dir, report_problems, session_of
-from .parser import CALIBRATION_RETRIEVERS
 
 
 def calibrate_command(args) -> int:
@@ -15,7 +14,7 @@ def calibrate_command(args) -> int:
     strategies.get(args.strategy)
     own = [n for names in session.retrievers.values() for n in names]
     rets = (session.plan_for([args.strategy])[args.strategy] if session.config.retrievers
-            else list(dict.fromkeys([*CALIBRATION_RETRIEVERS, *own])))
+            else list(dict.fromkeys([*config.LEXICAL_RETRIEVERS, *own])))
     drops = calibrate.parse_drops(args.drops, args.trials)
     tol = session.tolerance
     if not 0 < tol.alpha < 1:

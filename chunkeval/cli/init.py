@@ -54,7 +54,7 @@ def init_command(args) -> int:
     # Every set that found queries is written, as the run would use it anyway: the file says
     # what the run does. Which of them gate is said here and in the file, from the same power.
     tol = verdict.DEFAULT_TOLERANCE  # the section's retrievers, every set: the widest family
-    family = 3 * len(built) * len(tol.gated)
+    family = len(config.LEXICAL_RETRIEVERS) * len(built) * len(tol.gated)
     sets = [qs.name for qs in built if len(qs)]
     notes = []  # (set, one line on whether it gates), for the terminal and the file
     gating = []
@@ -108,5 +108,8 @@ def _section(docs: str, sets: list[str], example: bool,
     min_effect = config.BY_NAME["min_effect"].default
     return Template(_template("section.toml")).substitute(
         corpus=json.dumps(docs), judged=judged, query_sets=query_sets, splitters=splitters,
-        reference=toml_list(strategies.REFERENCE), k=DEFAULTS.k, budget=DEFAULTS.budget,
+        reference=toml_list(strategies.REFERENCE),
+        retrievers=toml_list(config.LEXICAL_RETRIEVERS),
+        retriever_names=", ".join(config.LEXICAL_RETRIEVERS), k=DEFAULTS.k,
+        budget=DEFAULTS.budget, strict=json.dumps(config.BY_NAME["strict"].default),
         min_effect=f"{min_effect:g}", min_effect_points=f"{min_effect * 100:g}")

@@ -39,8 +39,8 @@ EXAMPLE_MODULE = "chunking"
 EXPERIMENT_SIZE = 100
 DEFAULT_OUT = "chunkeval-results"
 SWEEP_OUT = "chunkeval-sweep"
-# The gate is calibrated on the built-in lexical retrievers unless others are named.
-CALIBRATION_RETRIEVERS = ("bm25", "lsa", "hybrid")
+EXPORT_OUT = "chunkeval-export"
+VERIFIED_CASES = 3  # cache verify evaluates this many cases again, without any cache
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the callable, imported from the project's folder")
     gen.add_argument("--sections", type=int, default=generate.DEFAULT_SECTIONS, metavar="N",
                      help=f"sections to ask about (default {generate.DEFAULT_SECTIONS})")
-    gen.add_argument("--seed", type=int, default=0, metavar="S",
-                     help="seed of the section order (default 0)")
+    gen.add_argument("--seed", type=int, default=generate.SEED, metavar="S",
+                     help=f"seed of the section order (default {generate.SEED})")
     queries_options(gen)
 
     run = sub.add_parser("run", help="the main job: every strategy x retriever x query set, "
@@ -149,8 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", required=True, choices=export.FORMATS)
     exp.add_argument("--dump", required=True, metavar="FILE.jsonl",
                      help="the corpus dump of the run's query sets (corpus info --dump)")
-    exp.add_argument("--out", default="chunkeval-export", metavar="DIR",
-                     help="where the files go (default: chunkeval-export)")
+    exp.add_argument("--out", default=EXPORT_OUT, metavar="DIR",
+                     help=f"where the files go (default: {EXPORT_OUT})")
 
     cmp_ = sub.add_parser("compare", help="paired bootstrap difference of two strategies on the "
                                           "same queries; with --base REV, the gate of every "
@@ -159,10 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("b", nargs="?", help="strategy B")
     cmp_.add_argument("--results", metavar="results.json",
                       help="take both from an earlier run instead of computing them")
-    cmp_.add_argument("--retriever", dest="compared_retriever", default="bm25",
+    cmp_.add_argument("--retriever", dest="compared_retriever", default=config.ONE_RETRIEVER,
                       metavar="NAME|MODULE:ATTR",
-                      help="bm25 (default), lsa, hybrid, use, hybrid-use, or an outside "
-                           "retriever (registered first)")
+                      help="bm25, lsa, hybrid, use, hybrid-use, or an outside retriever "
+                           f"(registered first); default {config.ONE_RETRIEVER}")
     cmp_.add_argument("--query-set", metavar="NAME",
                       help="default: the largest query set (with --results: of those that "
                            "gate)")
@@ -181,13 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(a sample of the questions drops only those it shows "
                                     "worse than its leader by more than the margin). "
                                     "Settings also in [tool.chunkeval.sweep]; retrievers "
-                                    "default to bm25 unless --retrievers or [tool.chunkeval] "
-                                    "retrievers names others.")
+                                    f"default to {config.ONE_RETRIEVER} unless --retrievers or "
+                                    "[tool.chunkeval] retrievers names others.")
     config.add_options(sw, "sweep")
     sw.add_argument("--out", default=SWEEP_OUT, metavar="DIR",
                     help=f"where sweep.json, sweep.html and sweep.md go (default: {SWEEP_OUT})")
     sw.add_argument("--yes", action="store_true",
-                    help="run a grid larger than max_configurations (default 200)")
+                    help="run a grid larger than max_configurations (default "
+                         f"{config.BY_NAME['sweep_max_configurations'].default})")
     sw.add_argument("--adopt", action="store_true",
                     help="write the recommendation into pyproject.toml's [tool.chunkeval] after "
                          "showing it (the file before kept beside it as .bak)")
@@ -202,10 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "caches and with none, and report every difference (exit 1 on any).")
     cache_.add_argument("cache_command", choices=["info", "clear", "verify"],
                         metavar="info|clear|verify")
-    cache_.add_argument("--sample", type=int, default=3, metavar="N",
+    cache_.add_argument("--sample", type=int, default=VERIFIED_CASES, metavar="N",
                         help="verify: the cases (strategy x retriever x query set) evaluated "
-                             "again without any cache, evenly spread (default: 3; 0: only "
-                             "read the stored entries)")
+                             f"again without any cache, evenly spread (default: {VERIFIED_CASES}; "
+                             "0: only read the stored entries)")
     config.add_options(cache_, "cache")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
@@ -222,18 +223,18 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Evaluate harmless and degraded variants of a strategy and "
                                      "judge them with the gate's tolerance (alpha, min_effect, "
                                      "gate: the options below, else [tool.chunkeval]). Retrievers "
-                                     f"default to {', '.join(CALIBRATION_RETRIEVERS)} and your "
+                                     f"default to {', '.join(config.LEXICAL_RETRIEVERS)} and your "
                                      "outside ones (--retriever) unless --retrievers or "
                                      "[tool.chunkeval] retrievers names others.")
     cal.add_argument("strategy", help="the strategy to calibrate")
     config.add_options(cal, "calibrate")
-    cal.add_argument("--trials", type=int, default=50, metavar="N",
-                     help="harmless variants (random phase shifts; default 50)")
+    cal.add_argument("--trials", type=int, default=calibrate.TRIALS, metavar="N",
+                     help=f"harmless variants (random phase shifts; default {calibrate.TRIALS})")
     cal.add_argument("--drops", default=",".join(map(str, calibrate.DROPS)), metavar="SHARES",
                      help="shares of each chunk's text dropped by the degraded variants "
                           f"(default {','.join(map(str, calibrate.DROPS))})")
-    cal.add_argument("--drop-trials", type=int, default=10, metavar="N",
-                     help="degraded variants per share (default 10)")
+    cal.add_argument("--drop-trials", type=int, default=calibrate.DROP_TRIALS, metavar="N",
+                     help=f"degraded variants per share (default {calibrate.DROP_TRIALS})")
     cal.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                      help="where calibration-<strategy>.json and .md go")
     cal.add_argument("--record", action="store_true",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import store
+from .. import config, store
 from ..errors import ConfigError
 from .common import out_dir, report_failures, report_problems, session_of
 
@@ -19,7 +19,7 @@ def sweep_command(args) -> int:
     out = out_dir(args.out)
     sizes = sweep.parse_sizes(cfg.sweep_size, cfg.where["sweep_size"])
     overlaps = sweep.parse_overlaps(cfg.sweep_overlap, cfg.where["sweep_overlap"])
-    spelled = list(cfg.retrievers) or ["bm25"]
+    spelled = list(cfg.retrievers) or [config.ONE_RETRIEVER]
     retrievers = session.listed_retrievers(spelled)
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
     # said before thousands of configurations are registered

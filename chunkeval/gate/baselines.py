@@ -185,7 +185,7 @@ class Baseline:
                 "takes the file over for this corpus.")
 
     def check_comparable(self, corpus: dict, settings: dict, query_set: str,
-                         query_set_fingerprint: str, coverage: str = "text") -> None:
+                         query_set_fingerprint: str, coverage: str = Record.coverage) -> None:
         """Raise BaselineError when this baseline measured something else."""
         self.check_measured_alike(corpus, settings, query_set, coverage)
         rec = self.data["corpus"]
@@ -201,7 +201,7 @@ class Baseline:
                 f"{qs.get('fingerprint')} recorded, {query_set_fingerprint} now). {REBASELINE}")
 
     def check_measured_alike(self, corpus: dict, settings: dict, query_set: str,
-                             coverage: str = "text") -> None:
+                             coverage: str = Record.coverage) -> None:
         """Raise BaselineError when this baseline measured under other settings, on another
         corpus of the same name, or by another coverage rule: what no changed document or
         question explains."""

@@ -32,7 +32,8 @@ from .. import strategies
 from ..errors import ConfigError, InputError
 from ..model import Chunk, Document
 from ..progress import Progress
-from ..results import COMPARED, BaselineEntry, Check, ChunkStats, Noise, PerQuery, Result
+from ..results import (COMPARED, DEFAULTS, BaselineEntry, Check, ChunkStats, Noise, PerQuery,
+                       Result)
 from ..store import atomic_write
 from .baselines import key as baseline_key
 from .power import queries_needed
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from ..evaluate import Evaluation
 
 DROPS = (0.05, 0.1, 0.2, 0.3)
+TRIALS = 50  # harmless variants
+DROP_TRIALS = 10  # degraded variants per share of DROPS
 POWER = 0.8
 
 
@@ -135,8 +138,9 @@ def entry_of(kept: dict, complete_at: float, where: str = "the calibration trial
 
 
 def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str], *,
-               trials: int = 50, drops: Iterable[float] = DROPS, drop_trials: int = 10,
-               seed: int = 0, progress: bool | None = None) -> dict:
+               trials: int = TRIALS, drops: Iterable[float] = DROPS,
+               drop_trials: int = DROP_TRIALS,
+               seed: int = DEFAULTS.seed, progress: bool | None = None) -> dict:
     """Evaluate the strategy and its variants; returns the trials document (no verdicts)."""
     import numpy as np
 

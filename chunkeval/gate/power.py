@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Iterable, Sequence
 
+from .verdict import DEFAULT_TOLERANCE
+
 POWER = 0.8
 # A set gates when it catches a 15-point drop of coverage 4 times in 5. On the default
 # corpora, 15 points separates chunking choices a team would revert (fixed-1600 from
@@ -42,7 +44,7 @@ class SetPower:
     sd: float  # spread of per-query coverage, 0-1
     measured: bool  # sd from the set's baseline entries (else SD_PRIOR)
     smallest_drop: float  # the smallest mean drop caught with POWER, 0-1 (inf: no queries)
-    alpha: float = 0.05
+    alpha: float = DEFAULT_TOLERANCE.alpha
     family: int = 1
 
     @property
@@ -97,8 +99,8 @@ def smallest_drop(queries: int, sd: float, alpha: float, family: int = 1,
     return max(min_effect, _z(alpha, family) * sd / math.sqrt(queries))
 
 
-def queries_needed(sd: float, effect: float, alpha: float = 0.05, family: int = 12,
-                   power: float = POWER) -> int:
+def queries_needed(sd: float, effect: float, alpha: float = DEFAULT_TOLERANCE.alpha,
+                   family: int = 12, power: float = POWER) -> int:
     """Queries a paired test needs to catch a mean drop `effect` with the given power, when
     per-query differences have standard deviation `sd` (normal approximation, one-sided at
     alpha / family)."""

@@ -92,7 +92,7 @@ class Verdict:
     high: float
     status: str  # "ok", "regressed", "improved"
     gated: bool = True
-    confidence: float = 0.95
+    confidence: float = NOISE_CONFIDENCE
     # with a calibrated noise floor: the range of differences harmless variants make
     harmless: tuple[float, float] | None = None
 

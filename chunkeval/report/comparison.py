@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..gate.verdict import family_note, level
+from ..gate.verdict import DEFAULT_TOLERANCE, NOISE_CONFIDENCE, family_note, level
 from ..results import METRICS
 from .html import CSS
 from .markdown import md_text
@@ -15,7 +15,8 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
     parts = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">',
              f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
              f"<h1>{escape(title)}</h1>"]
-    note = family_note(v.get("confidence", 0.95) for r in rows for v in r.get("verdicts", []))
+    note = family_note(v.get("confidence", NOISE_CONFIDENCE)
+                       for r in rows for v in r.get("verdicts", []))
     if note:
         parts.append(f"<p>{escape(note)}</p>")
     for r in sorted(rows, key=lambda r: (r["query_set"], r["strategy"], r["retriever"] or "")):
@@ -30,7 +31,7 @@ def render_comparison_html(rows: list[dict], title: str = "chunkeval: this run a
             parts.append(f"<tr><td>{escape(v['metric'])}</td><td>{v['baseline'] * 100:.1f}</td>"
                          f"<td>{v['value'] * 100:.1f}</td><td>{v['diff'] * 100:+.1f}</td>"
                          f"<td>[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}] "
-                         f"({level(v.get('confidence', 0.95))})</td>"
+                         f"({level(v.get('confidence', NOISE_CONFIDENCE))})</td>"
                          f"<td>{'yes' if v.get('gated', True) else 'no'}</td>"
                          f"<td>{escape(v['status'])}</td></tr>")
         parts.append("</table>")
@@ -61,7 +62,7 @@ def _cell(text) -> str:
     return md_text(text)
 
 
-def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
+def render_summary_markdown(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha) -> str:
     """The pytest run's verdict as Markdown for a pull-request comment or a CI job summary:
     the gated comparisons that regressed, then those that improved; one line counting the
     cases that are ok, their rows folded away; then the queries that lost most in each
@@ -99,7 +100,7 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
                 f"{_cell(r['query_set'])} | {v['metric']} | {v['baseline'] * 100:.1f} | "
                 f"{v['value'] * 100:.1f} | {v['diff'] * 100:+.1f} | "
                 f"[{v['low'] * 100:+.1f}, {v['high'] * 100:+.1f}] "
-                f"{level(v.get('confidence', 0.95))} |")
+                f"{level(v.get('confidence', NOISE_CONFIDENCE))} |")
 
     if table:
         moved = [row(r, v) for _, r, v in table if v["status"] != "ok"]
@@ -112,7 +113,7 @@ def render_summary_markdown(rows: list[dict], alpha: float = 0.05) -> str:
                       f"<details><summary>the {len(fine)} comparisons that are ok</summary>",
                       ""] + head + fine + ["", "</details>"]
         lines.append("")
-        note = family_note((v.get("confidence", 0.95) for _, _, v in table), alpha)
+        note = family_note((v.get("confidence", NOISE_CONFIDENCE) for _, _, v in table), alpha)
         if note:
             lines += [note, ""]
     for r in cases:

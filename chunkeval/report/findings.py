@@ -12,13 +12,12 @@ from typing import Any
 
 from ..errors import UnknownName
 from ..results import Result, Results
-from ..stats import paired_bootstrap
+from ..stats import RESAMPLES, SEED, paired_bootstrap
 
 BM25 = "bm25"
 SEED_BUDGET = 2000
 CUT_RATIO = 3.0
 DOUBLE_RANGE = (1.8, 2.2)
-RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,7 @@ def _pct(x: float) -> str:
 
 
 def paired_difference(a: dict[str, float], b: dict[str, float], *, resamples: int = RESAMPLES,
-                      seed: int = 0) -> dict | None:
+                      seed: int = SEED) -> dict | None:
     """Mean of a - b over the queries both have (by id), with a paired bootstrap 95% interval.
 
     Pairing by query removes the query-to-query spread both methods share, so the

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..results import Result, Results
-from ..stats import paired_bootstrap
+from ..stats import RESAMPLES, SEED, paired_bootstrap
 from .view import View
 
 # (label, per-query series) of the metrics compared
@@ -48,8 +48,8 @@ class PairedComparison:
     def to_text(self) -> str:
         sa, sb = self.a.series(self.complete_at), self.b.series(self.complete_at)
         lines = [f"{self.names[0]} - {self.names[1]}, retriever {self.retriever}, query set "
-                 f"{self.query_set} ({len(sa['coverage'])} queries; paired bootstrap, 2,000 "
-                 "resamples, seed 0)"]
+                 f"{self.query_set} ({len(sa['coverage'])} queries; paired bootstrap, "
+                 f"{RESAMPLES:,} resamples, seed {SEED})"]
         for metric, src in COMPARED:
             ci = paired_bootstrap(sa[src], sb[src])
             verdict = "difference shown" if ci.shows_difference else "no difference shown"

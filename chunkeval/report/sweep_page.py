@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ..sweep import HANDED, IN_BUDGET, JUDGED
+from ..stats import RESAMPLES, SEED
 from .svg import _axes, _Frame, _nice_step, _no_data, _pct_axis, _Svg, escape
 from .view import PALETTE
 
@@ -253,10 +254,11 @@ def _verdicts_html(data: dict) -> str:
             + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr></thead><tbody>\n"
             + "\n".join(rows) + "\n</tbody></table>"
             "<p>Each configuration's difference to the best (configuration − best) has a "
-            "one-sided lower bound that holds for all of them at once (bootstrap max-t, 2,000 "
-            "resamples, seed 0, family-wise at alpha). A configuration is as good as the best "
-            "when that bound is above −margin; the recommendation is the cheapest of the best "
-            "and those as good as it: fewest chunks, then fewest characters handed, then the "
+            "one-sided lower bound that holds for all of them at once (bootstrap max-t, "
+            f"{RESAMPLES:,} resamples, seed {SEED}, family-wise at alpha). A configuration is "
+            "as good as the best when that bound is above −margin; the recommendation is the "
+            "cheapest of the best and those as good as it: fewest chunks, then fewest characters "
+            "handed, then the "
             "lowest cut rate. A confirmed winner: every other configuration is shown worse "
             "(its upper bound below 0). Not enough evidence: neither holds, and nothing is "
             "recommended.</p>")

@@ -270,10 +270,12 @@ def fit_words(texts: Sequence[str], *, stem: bool = False
 
 
 def fit(analyzer: str, texts: Sequence[str]):
-    """(vocabulary, term-major counts, tokens per text) under `analyzer`. The last fit is
-    kept (its texts and counts stay in memory until the next fit), as BM25 and LSA fit the
-    same chunks one after the other; callers must not change what they get."""
-    return _fit(analyzer, tuple(texts))
+    """(vocabulary, term-major counts, tokens per text) under `analyzer` (`auto`: the one
+    that fits the language of `texts`; a run hands in the one resolved on its corpus). The
+    last fit is kept (its texts and counts stay in memory until the next fit), as BM25 and
+    LSA fit the same chunks one after the other; callers must not change what they get."""
+    texts = tuple(texts)
+    return _fit(resolve(analyzer, texts) if analyzer == AUTO else analyzer, texts)
 
 
 @lru_cache(maxsize=1)

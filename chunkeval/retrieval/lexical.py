@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits  # comes with scikit-learn
 
+from ..results import DEFAULTS
 from .analyzers import fit
 from .ranking import Batched
 
@@ -23,7 +24,7 @@ class BM25Index(Batched):
     chunk) pair is computed once here; a query then sums the rows of its 2-grams."""
 
     def __init__(self, texts: Sequence[str], *, k1: float = K1, b: float = B,
-                 analyzer: str = "char2"):
+                 analyzer: str = DEFAULTS.analyzer):
         self.bigrams, tf, lengths = fit(analyzer, texts)
         self.n = len(texts)
         avg = float(lengths.mean()) if self.n else 0.0
@@ -67,9 +68,9 @@ class LSAIndex(Batched):
     TfidfVectorizer's defaults (smooth idf, raw counts, L2 rows) applied to the same counts as
     BM25."""
 
-    def __init__(self, texts: Sequence[str], *, seed: int = 0, dims: int = LSA_DIMS,
+    def __init__(self, texts: Sequence[str], *, seed: int = DEFAULTS.seed, dims: int = LSA_DIMS,
                  sample: int = LSA_SAMPLE, max_features: int = LSA_MAX_FEATURES,
-                 analyzer: str = "char2"):
+                 analyzer: str = DEFAULTS.analyzer):
         from sklearn.feature_extraction.text import TfidfTransformer
 
         self.n = len(texts)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .. import outside
 from ..errors import ConfigError, ContractError, UnknownName
+from ..results import DEFAULTS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -208,8 +209,8 @@ def _register_builtins() -> None:
 _register_builtins()
 
 
-def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = 0,
-                analyzer: str = "char2", cache=None) -> Index:
+def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = DEFAULTS.seed,
+                analyzer: str = DEFAULTS.analyzer, cache=None) -> Index:
     """An index of `texts` (no memo: hybrids build their parts here too). `cache` is an
     EmbeddingCache for an embedding retriever; without one, vectors are not kept."""
     r = retriever if isinstance(retriever, Retriever) else get(retriever)

@@ -37,7 +37,7 @@ imports the report.
 
 from __future__ import annotations
 
-from .halving import (ETA, FINALISTS, HALVING_FROM, MAX_CONFIGURATIONS, MIN_RUNG, check_size,
+from .halving import (ETA, FINALISTS, HALVING_FROM, MIN_RUNG, check_size,
                       halve, halving_on, rung_bounds)
 from .measure import evaluate
 from .points import Point, grid, own_strategies, parse_overlaps, parse_sizes, register
@@ -53,7 +53,7 @@ FILES = ("sweep.json", "sweep.html", "sweep.md")
 
 __all__ = [
     "AS_GOOD", "AT_K", "DEFAULT_MARGIN", "DEFAULT_METRIC", "ETA", "FILES", "FINALISTS", "FORMAT",
-    "HANDED", "HALVING_FROM", "IN_BUDGET", "JUDGED", "MAX_CONFIGURATIONS", "METRICS",
+    "HANDED", "HALVING_FROM", "IN_BUDGET", "JUDGED", "METRICS",
     "MIN_HOLDOUT", "MIN_QUESTIONS", "MIN_RUNG", "SEED", "UNCLEAR", "WINNER", "Point", "Row",
     "Sweep", "Verdict", "adopted_point", "adopted_verdict", "check_size", "compare",
     "config_lines", "differ_note", "evaluate", "factory_call", "grid", "halve", "halving_on",

@@ -16,7 +16,6 @@ from .verdict import SEED, series_of
 
 
 HALVING_FROM = 60  # larger grids are halved unless told otherwise
-MAX_CONFIGURATIONS = 200  # larger grids need --yes (or a larger max_configurations)
 FINALISTS = 8  # halving stops when this few are left
 ETA = 3  # each rung is on three times the queries of the one before
 MIN_RUNG = 30  # no rung judges on fewer queries

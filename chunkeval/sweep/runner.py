@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
+from ..stats import RESAMPLES, SEED as BOOTSTRAP_SEED
 from .halving import ETA, FINALISTS, MIN_RUNG, halve
 from .measure import evaluate
 from .points import Point, grid, own_strategies, register
@@ -111,7 +112,7 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
                 "retrievers_as_given": spelled or retrievers,
                 "holdout": holdout, "against": against, "alpha": session.config.alpha,
                 "margin": margin,
-                "bootstrap": {"resamples": 2000, "seed": 0,
+                "bootstrap": {"resamples": RESAMPLES, "seed": BOOTSTRAP_SEED,
                               "bounds": "max-t: one-sided, family-wise over the comparisons "
                                         "with the best, c = 1 - alpha quantile of the "
                                         "largest centred resampled mean / se"},

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import config
 from ..errors import ConfigError
+from ..gate.verdict import DEFAULT_TOLERANCE
 from ..results import BY_NAME, Metric, Result
 from ..stats import paired_bootstrap, simultaneous_bounds
 from .points import Point
@@ -20,11 +22,11 @@ AT_K, IN_BUDGET = BY_NAME["recall_at_k"], BY_NAME["budget_recall"]
 JUDGED: tuple[Metric, ...] = (AT_K, IN_BUDGET)
 HANDED = {AT_K.name: "handed_at_k", IN_BUDGET.name: "handed_in_budget"}
 METRICS = {m.name: m.series for m in JUDGED}  # metric -> the per-query series it is the mean of
-DEFAULT_METRIC = IN_BUDGET.name
+DEFAULT_METRIC = config.BY_NAME["sweep_metric"].default
 MIN_HOLDOUT = 30  # fewer held-out queries cannot carry a verdict
 MIN_QUESTIONS = 30  # nor fewer queries at all: with fewer, "not enough evidence"
 SEED = 0
-DEFAULT_MARGIN = 0.02  # the gate's min_effect: 2 points
+DEFAULT_MARGIN = DEFAULT_TOLERANCE.min_effect  # the gate's: 2 points
 
 
 def series_of(result: Result, metric: str) -> np.ndarray:
