@@ -254,6 +254,7 @@ def test_the_sweep_judges_by_metrics_of_the_table_and_keeps_their_series(swept):
     assert [m.name for m in sweep.JUDGED] == list(sweep.METRICS) == list(sweep.HANDED)
     assert all(BY_NAME[m] in sweep.JUDGED for m in sweep.METRICS)
     assert next(s.default for s in SETTINGS if s.name == "sweep_metric") == sweep.DEFAULT_METRIC
+    assert sweep.DEFAULT_METRIC in sweep.METRICS  # the settings' default is a judged metric
     series = [BY_NAME[m].series for m in sweep.METRICS] + list(sweep.HANDED.values())
     for c in data["configurations"]:
         assert list(c["per_query"]) == series
