@@ -548,6 +548,21 @@ def test_a_second_session_reuses_the_results_of_the_first(project, monkeypatch):
     assert off.ret == 1 and "an index was built" in off.stdout.str()
 
 
+def test_a_session_with_chunkeval_tests_freezes_what_it_collected_once(project, monkeypatch):
+    import gc
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append("frozen"))
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: 0)
+    assert run(project, "--update-baselines").ret == 0
+    assert frozen == ["frozen"]
+    # none without a chunkeval test, nor when objects are frozen already (an outer session)
+    assert run(project, "-k", "no_such_test").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: 1)
+    assert run(project).ret == 0
+    assert frozen == ["frozen"]
+
+
 def test_the_verdict_lands_in_the_ci_summary_and_the_junit_report(project, monkeypatch):
     record(project, only="mywin")
     write_mymod(project, drop=0.1)
