@@ -148,6 +148,7 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
     ids: set[str] = set()
     bare_text: dict[str, str] = {}  # per document, read once: its text without whitespace
     kept_at: dict[str, list[int]] = {}  # and where each character of that is in the text
+    paged: dict[str, bool] = {}
     first = next((n for n, line in enumerate(lines, 1) if line.strip()), 0)
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -207,9 +208,11 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
                 bad(why)
                 continue
             answers, spans = gold
-            if not pages and doc.paged and spans:
+            if doc_id not in paged:  # a look at every block: once per document
+                paged[doc_id] = doc.paged
+            if not pages and paged[doc_id] and spans:
                 pages = tuple(sorted({p for s, e in spans for p in doc.pages_of(s, e)}))
-            elif not pages and doc.paged:
+            elif not pages and paged[doc_id]:
                 if doc_id not in kept_at:
                     kept_at[doc_id] = [i for i, ch in enumerate(doc.text) if not ch.isspace()]
                 pages = _pages_of_text(doc, answers, bare_text[doc_id], kept_at[doc_id])
