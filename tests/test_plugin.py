@@ -563,6 +563,18 @@ def test_a_session_with_chunkeval_tests_freezes_what_it_collected_once(project, 
     assert frozen == ["frozen"]
 
 
+def test_a_gate_compares_the_corpus_without_counting_its_characters(project, monkeypatch):
+    from chunkeval.model import Corpus
+
+    record(project)
+
+    def counted(self):
+        raise AssertionError("the corpus's characters were counted")
+    monkeypatch.setattr(Corpus, "chars", property(counted))
+    result = run(project)
+    assert result.ret == 0, result.stdout.str()
+
+
 def test_the_verdict_lands_in_the_ci_summary_and_the_junit_report(project, monkeypatch):
     record(project, only="mywin")
     write_mymod(project, drop=0.1)
