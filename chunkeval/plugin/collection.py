@@ -109,6 +109,11 @@ def uses(item: pytest.Item) -> list[tuple[str, str]]:
     return getattr(item, "uses", [])
 
 
+def collected(session: pytest.Session) -> None:
+    count_uses(session)
+    freeze_collected(session)
+
+
 def count_uses(session: pytest.Session) -> None:
     # How many tests use each strategy's chunks and indexes on each query set: once they have
     # all run here, those are released, so memory does not grow with the number of
