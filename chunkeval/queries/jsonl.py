@@ -16,6 +16,8 @@ from pathlib import Path
 
 from ..errors import InputError, Problem
 from ..model import Corpus, Document, Query, QuerySet
+from ..store import QUERIES
+from ..store import keys
 from .builders import normalize, query_leaks, sample
 
 # A query file larger than this is refused, as a page larger than the corpus's limit is
@@ -131,18 +133,56 @@ def _pages_of_text(doc: Document, answers: tuple[str, ...], bare: str,
     return tuple(sorted(pages))
 
 
-def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
+def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int,
+               use_cache: bool = False) -> QuerySet:
+    """The file's query set on `corpus`. `use_cache`: a file read before, byte for byte, on
+    a corpus parsed to the same fingerprint, is taken from the query cache (keys.py), the
+    same questions and problems without reading its lines or searching the corpus again."""
     try:
         size, limit = path.stat().st_size, int(MAX_FILE_MB * 10**6)
         if size > limit:
             raise InputError(str(path), f"{size:,} bytes, over the {limit:,}-byte limit on a "
                                         "query file")
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
+        key = keys.query_file_key(data, str(path), corpus.fingerprint, max_queries,
+                                  seed) if use_cache else None
+        stored = QUERIES.load(key) if key else None
+        if stored is not None:
+            found = _stored(stored, path, corpus)
+            if found is not None:
+                return found
+            QUERIES.reject(QUERIES.path(key))
+        lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError as e:
         raise InputError(str(path), f"not UTF-8 text: {e}") from None
     except OSError as e:
         raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
+    found = _read(corpus, path, lines, max_queries, seed)
+    if key:
+        QUERIES.store(key, {
+            "queries": [[q.id, q.text, q.doc_id, q.answer, q.answers, q.spans, q.pages]
+                        for q in found.queries],
+            "problems": [[p.path, p.message, p.line, p.kind, p.names] for p in found.problems]})
+    return found
 
+
+def _stored(entry: dict, path: Path, corpus: Corpus) -> QuerySet | None:
+    """The query set a query cache entry holds; None when it is not one of this corpus."""
+    try:
+        queries = tuple(Query(i, text, doc, answer, tuple(answers),
+                              tuple((a, b) for a, b in spans), tuple(pages))
+                        for i, text, doc, answer, answers, spans, pages in entry["queries"])
+        problems = tuple(Problem(p, message, line, kind, tuple(names))
+                         for p, message, line, kind, names in entry["problems"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not queries or any(q.doc_id not in corpus for q in queries):
+        return None
+    return QuerySet(path.stem, queries, corpus, problems)
+
+
+def _read(corpus: Corpus, path: Path, lines: list[str], max_queries: int,
+          seed: int) -> QuerySet:
     queries: list[Query] = []
     problems: list[Problem] = []
     ids: set[str] = set()
