@@ -556,8 +556,12 @@ def test_a_session_with_chunkeval_tests_freezes_what_it_collected_once(project, 
     monkeypatch.setattr(gc, "get_freeze_count", lambda: 0)
     assert run(project, "--update-baselines").ret == 0
     assert frozen == ["frozen"]
-    # none without a chunkeval test, nor when objects are frozen already (an outer session)
+    # none without a chunkeval test, beside a team's own test, nor when objects are frozen
+    # already (an outer session)
     assert run(project, "-k", "no_such_test").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    project.makepyfile(test_own="def test_own():\n    pass\n")
+    assert run(project, tests=".").ret == 0
+    (project.path / "test_own.py").unlink()
     monkeypatch.setattr(gc, "get_freeze_count", lambda: 1)
     assert run(project).ret == 0
     assert frozen == ["frozen"]

@@ -130,16 +130,19 @@ def count_uses(session: pytest.Session) -> None:
 
 
 def freeze_collected(session: pytest.Session) -> None:
-    """Once chunkeval's tests are collected, what is alive (the imported modules, the plugins,
-    the configuration, the items) lives until the process ends, so Python's cycle collector
-    is told to stop walking it (gc.freeze): each later collection walks only what the tests
-    make. Over the modules a gate imports, the full collections (pytest runs two as it ends)
-    cost about a tenth of a warm gate; objects made later are collected as before. Left alone
-    in a run without a chunkeval test, and when objects are frozen already (a second session
-    in one process, e.g. pytester's: the first freeze stands, and the second session's
-    objects stay collectable)."""
+    """Once the tests are collected, when they are all chunkeval's (a gate), what is alive
+    (the imported modules, the plugins, the configuration, the items) lives until the process
+    ends, so Python's cycle collector is told to stop walking it (gc.freeze): each later
+    collection walks only what the tests make. Over the modules a gate imports, the full
+    collections (pytest runs two as it ends) cost about a tenth of a warm gate. Left alone
+    beside a team's own tests (one may count on the collector freeing what it made at
+    import), and when objects are frozen already (a second session in one process, e.g.
+    pytester's: the first freeze stands, and the second session's objects stay
+    collectable)."""
     state = session.config.stash.get(STATE, None)
-    if state is not None and state.pending and not gc.get_freeze_count():
+    if (state is not None and session.items and not gc.get_freeze_count()
+            and all(case_of(i) is not None or isinstance(i, InvariantsItem)
+                    for i in session.items)):
         gc.freeze()
 
 
