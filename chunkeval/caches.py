@@ -13,7 +13,8 @@ from typing import Callable
 
 from .queries import generate
 from .retrieval import embedding
-from .store import CHUNKS, CHUNKS_LIMIT_VAR, RESULTS, RESULTS_LIMIT_VAR, cache_root
+from .store import (CHUNKS, CHUNKS_LIMIT_VAR, QUERIES, QUERIES_LIMIT_VAR, RESULTS,
+                    RESULTS_LIMIT_VAR, cache_root)
 
 MB = 2**20
 
@@ -55,6 +56,8 @@ def stores() -> tuple[Store, ...]:
               (RESULTS.limit_bytes, RESULTS_LIMIT_VAR), RESULTS.clear),
         Store("chunk cache", CHUNKS.root, CHUNKS.usage, "strategy x view outputs",
               (CHUNKS.limit_bytes, CHUNKS_LIMIT_VAR), CHUNKS.clear),
+        Store("query cache", QUERIES.root, QUERIES.usage, "query files as read",
+              (QUERIES.limit_bytes, QUERIES_LIMIT_VAR), QUERIES.clear),
         Store("question cache", generate.root, generate.usage, "generator answers",
               (generate.limit_bytes, generate.LIMIT_VAR)),
     )

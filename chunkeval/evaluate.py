@@ -232,7 +232,7 @@ class Evaluation:
     def query_set(self, spec: str) -> QuerySet:
         if spec not in self._query_sets:
             qs = queries.build_query_set(self.corpus, spec, max_queries=self.settings.max_queries,
-                                         seed=self.settings.seed)
+                                         seed=self.settings.seed, use_cache=self.result_cache)
             scoring.coverage_rule(qs, self.settings.coverage)  # "positional" on text: refused
             self._query_sets[spec] = qs
         return self._query_sets[spec]

@@ -332,6 +332,13 @@ class Session:
 
         return {**corpus_summary(self.corpus).to_json(), "identity": self.corpus_identity}
 
+    @property
+    def corpus_compared(self) -> dict:
+        """What a gate compares with a baseline's corpus: the record without its counts,
+        whose character count is a pass over the whole text."""
+        return {"name": self.corpus.name, "fingerprint": self.corpus.fingerprint,
+                "identity": self.corpus_identity}
+
 
 def read_results(path: str | Path) -> Results:
     """A results.json, checked; InputError naming the file and what is wrong with it."""

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .store import CHUNKS, RESULTS
+from .store import CHUNKS, QUERIES, RESULTS
 from .store.keys import spread
 
 if TYPE_CHECKING:
@@ -37,8 +37,9 @@ class Verification:
 
 
 def stored_entries(out: Verification) -> None:
-    """Pass 1: every entry of the chunk and result caches, and every embedding shard."""
-    for store in (RESULTS, CHUNKS):
+    """Pass 1: every entry of the chunk, result and query caches, and every embedding
+    shard."""
+    for store in (RESULTS, CHUNKS, QUERIES):
         found = store.entries()
         out.entries[store.name] = len(found)
         for _, path, _ in sorted(found, key=lambda e: str(e[1])):

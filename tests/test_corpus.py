@@ -15,7 +15,7 @@ from chunkeval.store import cache_root
 from chunkeval.corpus import debian, load_corpus, sources
 from chunkeval.corpus.debian import DebPackage, deb_files, language_pages, read_ar
 from chunkeval.errors import CorpusError
-from chunkeval.corpus.html import DEFAULT_DROP
+from chunkeval.corpus.html import DEFAULT_DROP, check_selectors
 
 DATA = Path(__file__).parent / "data"
 PAGE = "<html><head><title>{0}</title></head><body><h1>{0}</h1><p>{1}</p></body></html>"
@@ -133,6 +133,18 @@ def test_directory_where_nothing_parses(tmp_path):
 def test_bad_drop_selector_is_a_corpus_error(html_dir):
     with pytest.raises(CorpusError, match="selectors"):
         load_corpus(str(html_dir), drop=["div:hover"])
+
+
+def test_the_default_selectors_hold_and_are_not_compiled_again_for_each_load(html_dir,
+                                                                            monkeypatch):
+    check_selectors(DEFAULT_DROP)
+
+    def compiled(drop):
+        raise AssertionError(f"compiled {drop}")
+    monkeypatch.setattr(sources, "check_selectors", compiled)
+    assert load_corpus(str(html_dir)).documents
+    with pytest.raises(AssertionError, match="compiled"):
+        load_corpus(str(html_dir), drop=["div.tip"])
 
 
 def test_drop_override(html_dir):

@@ -548,6 +548,37 @@ def test_a_second_session_reuses_the_results_of_the_first(project, monkeypatch):
     assert off.ret == 1 and "an index was built" in off.stdout.str()
 
 
+def test_a_session_with_chunkeval_tests_freezes_what_it_collected_once(project, monkeypatch):
+    import gc
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append("frozen"))
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: 0)
+    assert run(project, "--update-baselines").ret == 0
+    assert frozen == ["frozen"]
+    # none without a chunkeval test, beside a team's own test, nor when objects are frozen
+    # already (an outer session)
+    assert run(project, "-k", "no_such_test").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    project.makepyfile(test_own="def test_own():\n    pass\n")
+    assert run(project, tests=".").ret == 0
+    (project.path / "test_own.py").unlink()
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: 1)
+    assert run(project).ret == 0
+    assert frozen == ["frozen"]
+
+
+def test_a_gate_compares_the_corpus_without_counting_its_characters(project, monkeypatch):
+    from chunkeval.model import Corpus
+
+    record(project)
+
+    def counted(self):
+        raise AssertionError("the corpus's characters were counted")
+    monkeypatch.setattr(Corpus, "chars", property(counted))
+    result = run(project)
+    assert result.ret == 0, result.stdout.str()
+
+
 def test_the_verdict_lands_in_the_ci_summary_and_the_junit_report(project, monkeypatch):
     record(project, only="mywin")
     write_mymod(project, drop=0.1)

@@ -101,3 +101,17 @@ def test_init_says_which_sets_cannot_gate(tmp_path, monkeypatch, capsys):
     section = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
     assert '\nquery_sets = ["section-titles"]\n' in section and f"#   {said}" in section
     assert "no built-in query set can gate on these documents" in out
+
+
+def test_the_baseline_spread_is_the_median_of_the_entries_spreads_without_numpy_ma():
+    import subprocess
+
+    code = ("import sys\nfrom chunkeval.gate.power import coverage_sd\n"
+            "print(coverage_sd([[0, 1], [0, 0.5, 1], [1], [0.25, 0.75, 0.25, 0.75]]), "
+            "'numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    import numpy as np
+
+    spreads = [np.std([0, 1]), np.std([0, 0.5, 1]), np.std([0.25, 0.75, 0.25, 0.75])]
+    assert out == [repr(float(np.median(spreads))), "False"]  # numpy.ma: no part of a gate

@@ -10,7 +10,7 @@ def test_every_cache_is_listed_once_and_clear_keeps_the_costly_ones(tmp_path, mo
     monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path))
     listed = stores()
     roots = [s.root() for s in listed]
-    assert len(set(roots)) == len(roots) == 6
+    assert len(set(roots)) == len(roots) == 7
     assert all(r.parent == store.cache_root() for r in roots)
     kept = {s.what for s in listed if s.clear is None}
     assert kept == {"parsed corpora", "downloaded packages", "question cache"}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
+from statistics import NormalDist, median
 from typing import Iterable, Sequence
 
 from .verdict import DEFAULT_TOLERANCE
@@ -112,7 +112,8 @@ def coverage_sd(series: Iterable[Sequence[float]]) -> float | None:
     import numpy as np  # here: reading the gate's settings needs none
 
     sds = [float(np.std(s)) for s in series if len(s) > 1]
-    return float(np.median(sds)) if sds else None
+    # statistics' median: numpy's is the same number, and imports numpy.ma into every gate
+    return median(sds) if sds else None
 
 
 def set_power(name: str, queries: int, *, alpha: float, family: int = 1,

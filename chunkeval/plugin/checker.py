@@ -63,7 +63,7 @@ class Checker:
                                "--chunkeval-base REV`")
         from ..scoring import coverage_rule
 
-        corpus = session.corpus_record
+        corpus = session.corpus_compared
         coverage = coverage_rule(qs, session.settings.coverage)
         baseline.check_measured_alike(corpus, session.settings.to_json(), qs.name, coverage)
         if baseline.data["corpus"].get("fingerprint") != corpus["fingerprint"]:
@@ -128,7 +128,7 @@ class Checker:
         qs = session.query_set(case.query_set)
         self._emit_problems()
         result = ev.result(case.strategy, case.retriever, case.query_set)
-        corpus = session.corpus_record
+        corpus = session.corpus_compared
         row = {"strategy": case.strategy, "retriever": case.retriever, "query_set": qs.name,
                "corpus": {k: corpus[k] for k in ("name", "fingerprint")},
                "metrics": {m: v.value for m, v in result.metrics.items()}
@@ -143,7 +143,8 @@ class Checker:
             params = strategies.get(case.strategy).describe()["params"]
             entry = BaselineEntry.from_result(result, ev.settings.complete_at, params)
             entry.documents = self.state.document_hashes(case.strategy, case.query_set)
-            corpus = corpus | {"document_fingerprints": session.corpus.document_fingerprints}
+            corpus = session.corpus_record | {
+                "document_fingerprints": session.corpus.document_fingerprints}
             row["record"] = {"path": str(session.baseline_path), **Record(
                 case.strategy, case.retriever, qs.name, entry, corpus, ev.settings.to_json(),
                 qs.fingerprint, coverage_rule(qs, ev.settings.coverage),

@@ -4,6 +4,7 @@ chunks once the last test using them has run."""
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from pathlib import Path
 
@@ -108,6 +109,11 @@ def uses(item: pytest.Item) -> list[tuple[str, str]]:
     return getattr(item, "uses", [])
 
 
+def collected(session: pytest.Session) -> None:
+    count_uses(session)
+    freeze_collected(session)
+
+
 def count_uses(session: pytest.Session) -> None:
     # How many tests use each strategy's chunks and indexes on each query set: once they have
     # all run here, those are released, so memory does not grow with the number of
@@ -121,6 +127,23 @@ def count_uses(session: pytest.Session) -> None:
         if isinstance(item, InvariantsItem):
             item.uses = [u for u in state.pending if u[0] == item.strategy]
             state.pending.update(item.uses)
+
+
+def freeze_collected(session: pytest.Session) -> None:
+    """Once the tests are collected, when they are all chunkeval's (a gate), what is alive
+    (the imported modules, the plugins, the configuration, the items) lives until the process
+    ends, so Python's cycle collector is told to stop walking it (gc.freeze): each later
+    collection walks only what the tests make. Over the modules a gate imports, the full
+    collections (pytest runs two as it ends) cost about a tenth of a warm gate. Left alone
+    beside a team's own tests (one may count on the collector freeing what it made at
+    import), and when objects are frozen already (a second session in one process, e.g.
+    pytester's: the first freeze stands, and the second session's objects stay
+    collectable)."""
+    state = session.config.stash.get(STATE, None)
+    if (state is not None and session.items and not gc.get_freeze_count()
+            and all(case_of(i) is not None or isinstance(i, InvariantsItem)
+                    for i in session.items)):
+        gc.freeze()
 
 
 def release_after(item: pytest.Item) -> None:

@@ -42,7 +42,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    collection.count_uses(session)
+    collection.collected(session)
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:

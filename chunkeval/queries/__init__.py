@@ -16,15 +16,15 @@ from .jsonl import read_jsonl
 
 
 def build_query_set(corpus: Corpus, spec: str, *, max_queries: int = DEFAULTS.max_queries,
-                    seed: int = DEFAULTS.seed) -> QuerySet:
+                    seed: int = DEFAULTS.seed, use_cache: bool = False) -> QuerySet:
     """The query set named by `spec`: a builder in BUILDERS, or the path of a JSONL file
     with one {"id", "query", "doc", and "answer" | "answers" | "spans" | "start"+"end"}
-    object a line."""
+    object a line (`use_cache`: read through the query cache, jsonl.read_jsonl)."""
     if spec in BUILDERS:
         return build(corpus, spec, max_queries, seed)
     path = Path(spec)
     if path.is_file():
-        return read_jsonl(corpus, path, max_queries, seed)
+        return read_jsonl(corpus, path, max_queries, seed, use_cache)
     if not path.exists() and (path.suffix or len(path.parts) > 1):  # meant as a file
         raise InputError(spec, "no such file (a query set is one of "
                                f"{', '.join(BUILDERS)} or a JSONL file)")

@@ -474,8 +474,9 @@ def query_leaks(query_set: QuerySet) -> list[tuple[str, str]]:
             found = paths | heads
             leaks += [(q.id, doc.id) for q in query_set.queries if q.text in found]
             continue
-        haystack = "\n".join([normalize(doc.text), *sorted(paths)])
-        words = set(haystack.split())
+        tokens = doc.text.split()  # split once: the normalized text and its words
+        haystack = "\n".join([" ".join(tokens), *sorted(paths)])
+        words = set(tokens).union(*(p.split() for p in paths))
         leaks += [(q.id, doc.id) for q in query_set.queries
                   if _may_occur(q.text, words) and q.text in haystack]
     return leaks

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from ..errors import InputError, Problem
 from ..model import Corpus, Document, Query, QuerySet
+from ..store import QUERIES
+from ..store import keys
 from .builders import normalize, query_leaks, sample
 
 # A query file larger than this is refused, as a page larger than the corpus's limit is
@@ -131,23 +133,62 @@ def _pages_of_text(doc: Document, answers: tuple[str, ...], bare: str,
     return tuple(sorted(pages))
 
 
-def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> QuerySet:
+def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int,
+               use_cache: bool = False) -> QuerySet:
+    """The file's query set on `corpus`. `use_cache`: a file read before, byte for byte, on
+    a corpus parsed to the same fingerprint, is taken from the query cache (keys.py), the
+    same questions and problems without reading its lines or searching the corpus again."""
     try:
         size, limit = path.stat().st_size, int(MAX_FILE_MB * 10**6)
         if size > limit:
             raise InputError(str(path), f"{size:,} bytes, over the {limit:,}-byte limit on a "
                                         "query file")
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
+        key = keys.query_file_key(data, str(path), corpus.fingerprint, max_queries,
+                                  seed) if use_cache else None
+        stored = QUERIES.load(key) if key else None
+        if stored is not None:
+            found = _stored(stored, path, corpus)
+            if found is not None:
+                return found
+            QUERIES.reject(QUERIES.path(key))
+        lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError as e:
         raise InputError(str(path), f"not UTF-8 text: {e}") from None
     except OSError as e:
         raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
+    found = _read(corpus, path, lines, max_queries, seed)
+    if key:
+        QUERIES.store(key, {
+            "queries": [[q.id, q.text, q.doc_id, q.answer, q.answers, q.spans, q.pages]
+                        for q in found.queries],
+            "problems": [[p.path, p.message, p.line, p.kind, p.names] for p in found.problems]})
+    return found
 
+
+def _stored(entry: dict, path: Path, corpus: Corpus) -> QuerySet | None:
+    """The query set a query cache entry holds; None when it is not one of this corpus."""
+    try:
+        queries = tuple(Query(i, text, doc, answer, tuple(answers),
+                              tuple((a, b) for a, b in spans), tuple(pages))
+                        for i, text, doc, answer, answers, spans, pages in entry["queries"])
+        problems = tuple(Problem(p, message, line, kind, tuple(names))
+                         for p, message, line, kind, names in entry["problems"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not queries or any(q.doc_id not in corpus for q in queries):
+        return None
+    return QuerySet(path.stem, queries, corpus, problems)
+
+
+def _read(corpus: Corpus, path: Path, lines: list[str], max_queries: int,
+          seed: int) -> QuerySet:
     queries: list[Query] = []
     problems: list[Problem] = []
     ids: set[str] = set()
     bare_text: dict[str, str] = {}  # per document, read once: its text without whitespace
     kept_at: dict[str, list[int]] = {}  # and where each character of that is in the text
+    paged: dict[str, bool] = {}
     first = next((n for n, line in enumerate(lines, 1) if line.strip()), 0)
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -207,9 +248,11 @@ def read_jsonl(corpus: Corpus, path: Path, max_queries: int, seed: int) -> Query
                 bad(why)
                 continue
             answers, spans = gold
-            if not pages and doc.paged and spans:
+            if doc_id not in paged:  # a look at every block: once per document
+                paged[doc_id] = doc.paged
+            if not pages and paged[doc_id] and spans:
                 pages = tuple(sorted({p for s, e in spans for p in doc.pages_of(s, e)}))
-            elif not pages and doc.paged:
+            elif not pages and paged[doc_id]:
                 if doc_id not in kept_at:
                     kept_at[doc_id] = [i for i, ch in enumerate(doc.text) if not ch.isspace()]
                 pages = _pages_of_text(doc, answers, bare_text[doc_id], kept_at[doc_id])

@@ -1,5 +1,5 @@
-"""The result cache and the chunk cache: entries kept by key as gzip'd JSON, bounded in
-size, least recently used dropped first."""
+"""The result, chunk and query caches: entries kept by key as gzip'd JSON, bounded in size,
+least recently used dropped first."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ RESULT_FORMAT = 2  # raise when the stored entry's layout changes: old files the
 CHUNKS_LIMIT_VAR = "CHUNKEVAL_CHUNKS_MB"
 CHUNKS_LIMIT_MB = 512
 CHUNKS_FORMAT = 2
+QUERIES_LIMIT_VAR = "CHUNKEVAL_QUERIES_MB"
+QUERIES_LIMIT_MB = 64
+QUERIES_FORMAT = 1
 # After an eviction the cache holds at most this share of its limit, so that the next few
 # writes do not each scan the whole cache again.
 PRUNE_TO = 0.9
@@ -182,6 +185,10 @@ class Store:
 RESULTS = Store("results", RESULT_FORMAT, RESULTS_LIMIT_VAR, RESULTS_LIMIT_MB)
 # A strategy's chunks of one corpus view, by the strategy's code identity (evaluate.py)
 CHUNKS = Store("chunks", CHUNKS_FORMAT, CHUNKS_LIMIT_VAR, CHUNKS_LIMIT_MB)
+
+# A query file as read on one parsed corpus: its questions and the problems its lines and its
+# leak check found (queries/jsonl.py), by the file's bytes and the corpus's fingerprint
+QUERIES = Store("queries", QUERIES_FORMAT, QUERIES_LIMIT_VAR, QUERIES_LIMIT_MB)
 
 # The result cache as the rest of chunkeval and its tests name it.
 results_root, results_limit_bytes, result_path = RESULTS.root, RESULTS.limit_bytes, RESULTS.path

@@ -42,6 +42,8 @@ PACKAGE = Path(__file__).parent.parent
 RESULT_MODULES = ("evaluate.py", "scoring/*.py", "stats.py", "model.py", "results.py",
                   "store/__init__.py", "store/files.py", "store/entries.py", "store/keys.py",
                   "outside.py", "spotcheck.py", "retrieval/*.py")
+# The modules a query file is read by: its line checks, the sample, the leak check, the model.
+QUERY_MODULES = ("queries/*.py", "model.py", "errors.py")
 # Libraries whose exact versions the numbers depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn", "PyStemmer")
 SPLITTER_LIBRARIES = ("langchain-text-splitters", "beautifulsoup4", "lxml", "chonkie")
@@ -201,6 +203,17 @@ def result_key(*, chunks: str, parents: str | None, lengths: str | None,
         "chunks": chunks, "parents": parents, "lengths": lengths,
         "retriever": retriever, "analyzer": analyzer, "query_set": list(query_set),
         "settings": settings, "depth": list(depth)})
+
+
+def query_file_key(data: bytes, path: str, corpus: str, max_queries: int, seed: int) -> str:
+    """The query cache's key for a query file: its bytes and the path it was given by (its
+    problems name it), the parsed corpus's fingerprint, the sample's size and seed, and the
+    code that reads it."""
+    from .entries import QUERIES_FORMAT
+    return digest({
+        "format": QUERIES_FORMAT, "chunkeval": __version__, "code": code_digest(QUERY_MODULES),
+        "file": hashlib.sha256(data).hexdigest(), "path": path, "corpus": corpus,
+        "max_queries": max_queries, "seed": seed})
 
 
 def lengths_digest(lengths: Sequence[int]) -> str:
