@@ -39,8 +39,8 @@ PACKAGE = Path(__file__).parent.parent
 # the chunking code by the chunks' hash, the corpus and query-set code by the query set's
 # fingerprint (which includes its view), and the reporting code does not touch the numbers.
 # So editing one strategy re-evaluates only what its new chunks change.
-RESULT_MODULES = ("evaluate.py", "scoring/*.py", "stats.py", "model.py", "results.py",
-                  "store/__init__.py", "store/files.py", "store/entries.py", "store/keys.py",
+RESULT_MODULES = ("evaluate.py", "evaluation/*.py", "scoring/*.py", "stats.py", "model.py",
+                  "results.py", "store/__init__.py", "store/files.py", "store/entries.py", "store/keys.py",
                   "outside.py", "spotcheck.py", "retrieval/*.py")
 # Libraries whose exact versions the numbers depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn", "PyStemmer")
