@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..model import Chunk, Document
 from ..registry import Registry
 from .chonkie_specs import chonkie_splitter, is_spec
+from .families import keeps_structure
 from .specs import call_spec, factory_name
 
 
@@ -118,7 +119,7 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
                           family=family, split=obj, params=dict(params),
                           slices=bool(getattr(obj, "slices", True)),
                           keeps_structure=bool(getattr(obj, "keeps_structure",
-                                                       family in ("structure", "prefix"))))]
+                                                       keeps_structure(family))))]
     elif isinstance(obj, Iterable) and all(isinstance(s, Strategy) for s in obj):
         found = list(obj)
     else:
