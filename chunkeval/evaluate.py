@@ -45,8 +45,10 @@ from .results import CorpusSummary, Failure, QuerySetSummary, Result, Results, S
 from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
 from .retrieval.hybrid import HybridIndex
+from .retrieval.registry import Retriever
 from .store import CHUNKS, keys, store_result
 from .strategies.defaults import default_retrievers
+from .strategies.registry import Strategy
 
 # names tests, benchmarks and the plugin import from here
 __all__ = ["CHILD_DEPTH_FACTOR", "SEARCH_DEPTH", "ChunkSummary", "Chunked", "Evaluation",
@@ -60,11 +62,16 @@ _described = described
 class Evaluation(Retrievers, Matrix):
     def __init__(self, corpus: Corpus, settings: Settings | None = None,
                  query_specs: Sequence[str | QuerySet] | None = None,
-                 result_cache: bool = True, embedding_cache: bool = True):
+                 result_cache: bool = True, embedding_cache: bool = True, *,
+                 strategies: Iterable[Strategy] = (), retrievers: Iterable[Retriever] = ()):
         """`query_specs` are builder names or JSONL paths, built on first use, or ready
         QuerySets; by default every builder that yields queries on the corpus.
         `result_cache`: reuse and store results (and chunkeval's own strategies' chunks) on
-        disk across runs (see above); `embedding_cache`: keep and reuse vectors."""
+        disk across runs (see above); `embedding_cache`: keep and reuse vectors.
+        `strategies`, `retrievers`: objects to evaluate beside the registered ones; every
+        method also takes one where it takes a name."""
+        self._strategies = {s.name: s for s in strategies}
+        self._retrievers = {r.name: r for r in retrievers}
         self.corpus = corpus
         self.settings = settings or Settings()
         self.result_cache = result_cache
@@ -93,6 +100,34 @@ class Evaluation(Retrievers, Matrix):
                                               [d.text for d in self.corpus.documents])
         return self._analyzer
 
+    # -- what it evaluates -------------------------------------------------------------------
+    def strategy(self, strategy: str | Strategy) -> Strategy:
+        """A strategy handed in (here or to the constructor), by its name; else the one
+        registered under the name."""
+        if isinstance(strategy, Strategy):
+            if self._strategies.get(strategy.name, strategy) is not strategy:
+                self.forget(strategy.name)  # another strategy under the name: built anew
+            self._strategies[strategy.name] = strategy
+            return strategy
+        return self._strategies.get(strategy) or strategies.get(strategy)
+
+    def retriever(self, retriever: str | Retriever) -> Retriever:
+        """A retriever handed in (here or to the constructor), by its name; else the one
+        registered under the name. A hybrid's parts are looked up the same way."""
+        if isinstance(retriever, Retriever):
+            if self._retrievers.get(retriever.name, retriever) is not retriever:
+                self._forget_retriever(retriever.name)
+            self._retrievers[retriever.name] = retriever
+            return retriever
+        return self._retrievers.get(retriever) or retrieval.get(retriever)
+
+    def _forget_retriever(self, name: str) -> None:
+        for built in (self._indexes, self._results):
+            for key in [k for k in built if k[1] == name]:
+                del built[key]
+        self._caches.pop(name, None)
+        self._declared.pop(name, None)
+
     # -- stages, each memoised ------------------------------------------------------------
     def query_set(self, spec: str) -> QuerySet:
         if spec not in self._query_sets:
@@ -116,10 +151,11 @@ class Evaluation(Retrievers, Matrix):
         are those of its view, as for every set on that view."""
         self._query_sets[spec] = qs
 
-    def chunked(self, strategy_name: str, spec: str) -> Chunked:
+    def chunked(self, strategy: str | Strategy, spec: str) -> Chunked:
         """The strategy's chunks of the query set's view, each document's checked against the
         splitter contract as it is made; StrategyFailed (kept, and raised again when asked
         again) when the splitter raises or breaks it."""
+        strategy_name = self.strategy(strategy).name
         key = (strategy_name, spec)
         if key in self._failed:
             raise self._failed[key]
@@ -127,7 +163,7 @@ class Evaluation(Retrievers, Matrix):
             stored_key = self.chunk_key(strategy_name, spec)
             view = self.query_set(spec).view
             entry = load_chunks(stored_key, view) if stored_key else None
-            loaded = chunked_from(entry, view, strategies.get(strategy_name)) if entry else None
+            loaded = chunked_from(entry, view, self.strategy(strategy_name)) if entry else None
             if entry and loaded is None:  # well-formed, but not chunks that fit this view
                 CHUNKS.reject(CHUNKS.path(stored_key))
             if loaded is None:
@@ -138,10 +174,11 @@ class Evaluation(Retrievers, Matrix):
             self._chunked[key] = loaded
         return self._chunked[key]
 
-    def chunk_summary(self, strategy_name: str, spec: str) -> ChunkSummary:
+    def chunk_summary(self, strategy: str | Strategy, spec: str) -> ChunkSummary:
         """The strategy's chunk statistics on the query set's view: from its chunks when they
         are in memory, else from the chunk cache without building them (what a result read
         from the result cache needs), else by chunking."""
+        strategy_name = self.strategy(strategy).name
         key = (strategy_name, spec)
         if key not in self._chunked and key not in self._failed:
             summary = self._stored_summary(strategy_name, spec)
@@ -166,11 +203,11 @@ class Evaluation(Retrievers, Matrix):
         anything that is not chunkeval's own code, which is chunked afresh every run."""
         if not self.result_cache:
             return None
-        strategy = strategies.get(strategy_name)
+        strategy = self.strategy(strategy_name)
         model = strategy.params.get("model")
         # a semantic strategy's chunks follow the vectors of the retriever it names
-        model = (self.retriever_identity(model) if model in retrieval.names(all=True)
-                 and keys.is_own_retriever(model) else None)
+        model = (self.retriever_identity(model) if self._knows_retriever(model)
+                 and keys.is_own_retriever(model, self.retriever) else None)
         return keys.chunk_key(strategy, self.query_set(spec).view.fingerprint,
                                   self.settings.length, model)
 
@@ -184,16 +221,17 @@ class Evaluation(Retrievers, Matrix):
                                                f"needs an optional package: {needs}")
             raise self._failed[key]
         try:
-            return split_view(strategies.get(strategy_name), self.query_set(spec).view,
+            return split_view(self.strategy(strategy_name), self.query_set(spec).view,
                               self.settings.length, self.use_embedding_cache)
         except StrategyFailed as e:
             self._failed[key] = e  # raised again when asked again
             raise
 
-    def index(self, strategy_name: str, retriever: str, spec: str):
+    def index(self, strategy: str | Strategy, retriever: str | Retriever, spec: str):
+        strategy_name, r = self.strategy(strategy).name, self.retriever(retriever)
+        retriever = r.name
         key = (strategy_name, retriever, spec)
         if key not in self._indexes:
-            r = retrieval.get(retriever)
             t0 = time.perf_counter()
             if r.fuses:
                 parts = [self.index(strategy_name, p, spec) for p in r.fuses]
@@ -210,10 +248,11 @@ class Evaluation(Retrievers, Matrix):
                 self._indexes[key] = (index, time.perf_counter() - t0)
         return self._indexes[key]
 
-    def ranking(self, strategy_name: str, retriever: str, spec: str,
+    def ranking(self, strategy: str | Strategy, retriever: str | Retriever, spec: str,
                 qs: QuerySet | None = None) -> tuple[np.ndarray, float]:
         """Ranked handed-chunk ids per query (-1 padded) and the search seconds; of the
         queries of `qs` when given (some of the spec's)."""
+        strategy_name, retriever = self.strategy(strategy).name, self.retriever(retriever).name
         chunked = self.chunked(strategy_name, spec)
         index, _ = self.index(strategy_name, retriever, spec)
         texts = [q.text for q in (qs or self.query_set(spec)).queries]
@@ -229,15 +268,16 @@ class Evaluation(Retrievers, Matrix):
                 ranked = merge_into_parents(children, chunked.parent_of, depth)
         return ranked, time.perf_counter() - t0
 
-    def result(self, strategy_name: str, retriever: str, spec: str, store: bool = True
-               ) -> Result:
+    def result(self, strategy: str | Strategy, retriever: str | Retriever, spec: str,
+               store: bool = True) -> Result:
         """One result entry. `store=False` still reads the result cache but adds nothing to
         it (calibration's throwaway variants)."""
+        strategy_name, r = self.strategy(strategy).name, self.retriever(retriever)
+        retriever = r.name
         key = (strategy_name, retriever, spec)
         if key not in self._results:
             s = self.settings
             qs = self.asked(spec)
-            r = retrieval.get(retriever)
             embedded, cached = self._embedding_counts()  # chunking may embed (semantic)
             if self.result_cache:
                 self.spot_check(retriever, strategy_name, spec)
@@ -297,19 +337,23 @@ class Evaluation(Retrievers, Matrix):
             query_set=(qs.name, qs.fingerprint), settings=self.settings.to_json(),
             depth=(SEARCH_DEPTH, CHILD_DEPTH_FACTOR))
 
-    def release(self, strategy_name: str, spec: str) -> None:
+    def release(self, strategy: str | Strategy, spec: str) -> None:
+        strategy_name = strategy if isinstance(strategy, str) else strategy.name
         for key in [k for k in self._indexes if k[0] == strategy_name and k[2] == spec]:
             del self._indexes[key]
         self._chunked.pop((strategy_name, spec), None)
 
-    def forget(self, strategy_name: str) -> None:
+    def forget(self, strategy: str | Strategy) -> None:
         """Everything built for a strategy, its results included (a throwaway variant)."""
+        strategy_name = strategy if isinstance(strategy, str) else strategy.name
         for spec in self.query_specs:
             self.release(strategy_name, spec)
         for key in [k for k in self._results if k[0] == strategy_name]:
             del self._results[key]
-        for key in [k for k in self._failed if k[0] == strategy_name]:
-            del self._failed[key]
+        for built in (self._failed, self._summaries):
+            for key in [k for k in built if k[0] == strategy_name]:
+                del built[key]
+        self._strategies.pop(strategy_name, None)
 
     def __getstate__(self) -> dict:
         """An evaluation travels (to a Ray worker) with its inputs only: what a run builds
@@ -329,8 +373,8 @@ class Evaluation(Retrievers, Matrix):
                 len(self.query_set(spec)), self.query_set(spec).fingerprint,
                 scoring.coverage_rule(self.query_set(spec), self.settings.coverage))
                 for spec in self.query_specs},
-            strategies={n: strategies.get(n).describe() for n in names},
-            retrievers={r: described(r, self.declared(retrieval.get(r)))
+            strategies={n: self.strategy(n).describe() for n in names},
+            retrievers={r: described(r, self.declared(self.retriever(r)), self.retriever)
                         for r in dict.fromkeys(x.retriever for x in results)},
             analyzer=self.analyzer,
             embeddings={k: sum((x.embeddings or {}).get(k, 0) for x in results)

@@ -19,7 +19,6 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from . import strategies
 from .errors import ConfigError, InputError
 from .results import Result, Results
 from .strategies.families import weight
@@ -191,7 +190,7 @@ def task_costs(evaluation, tasks: list[tuple[str, str]],
 
     def estimate(task: Task) -> float:
         view = evaluation.query_set(spec_of[task]).view
-        return view.chars * weight(strategies.get(task[1]).family)
+        return view.chars * weight(evaluation.strategy(task[1]).family)
 
     cost = costs(named.values(), estimate, timings)
     return {t: cost[named[t]] for t in tasks}

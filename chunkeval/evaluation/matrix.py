@@ -9,32 +9,38 @@ from .. import retrieval, scoring, strategies
 from ..errors import StrategyFailed
 from ..executors import Executor, Serial
 from ..progress import Progress
+from ..retrieval.registry import Retriever
 from ..results import Failure, Result, Results
 from ..shard import select
 from ..strategies.defaults import default_retrievers
+from ..strategies.registry import Strategy
 from .cached import reused, stored
 
 
 class Matrix:
     """The matrix side of an Evaluation (which it is a part of)."""
 
-    def run(self, strategy_names: Iterable[str] | None = None,
-            retrievers: Iterable[str] | dict[str, list[str]] | None = None,
+    def run(self, strategy_names: Iterable[str | Strategy] | None = None,
+            retrievers: Iterable[str | Retriever] | dict[str, list[str | Retriever]] | None
+            = None,
             progress: bool | None = None, shard=None, timings: dict | None = None,
             executor: Executor | None = None) -> Results:
         """Every strategy x retriever x query set, each task (a strategy on a query set, its
         retrievers inside) run by `executor` (executors.py; default: one after the other,
         here). `shard` (a shard.Shard) keeps only its part of the tasks, planned with
-        `timings` (measured seconds per (query set, strategy)) or estimates."""
-        names = list(strategy_names or strategies.names())
+        `timings` (measured seconds per (query set, strategy)) or estimates. Strategies and
+        retrievers are named or handed in (Evaluation.strategy, .retriever)."""
+        names = [self.strategy(s).name for s in strategy_names or strategies.names()]
         if isinstance(retrievers, dict):  # a plan: strategy -> its retrievers
             plan = {n: list(retrievers[n]) for n in names}
         else:
             plan = {n: list(retrievers) if retrievers else default_retrievers(n) for n in names}
+        plan = {n: [self.retriever(r).name for r in rets] for n, rets in plan.items()}
         for n in names:
             strategies.require(n)  # fail before any work, as a retriever does here
         for r in {r for rets in plan.values() for r in rets}:
-            retrieval.build_index(r, [])  # unknown or not installed: fail before any work
+            # unknown or not installed: fail before any work
+            retrieval.build_index(self.retriever(r), [])
         self.analyzer  # resolved once here, inherited by workers
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:
@@ -107,7 +113,7 @@ class Matrix:
                                    e.document, e.detail))
             # An index no later retriever of the task fuses goes now, not after the next
             # index is built beside it.
-            later = {p for r in retrievers[i + 1:] for p in (r, *retrieval.get(r).fuses)}
+            later = {p for r in retrievers[i + 1:] for p in (r, *self.retriever(r).fuses)}
             for key in [k for k in self._indexes if k[0] == name and k[2] == spec
                         and k[1] not in later]:
                 del self._indexes[key]

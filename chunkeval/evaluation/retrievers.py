@@ -5,9 +5,11 @@ used (spotcheck.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from .. import retrieval, spotcheck
 from ..retrieval.embedding import EmbeddingCache
+from ..retrieval.registry import Retriever
 from ..store import keys, notice
 from ..strategies.semantic import embedding_counts
 from .cached import stored
@@ -17,7 +19,7 @@ from .failures import retriever_failure
 class Retrievers:
     """The retriever side of an Evaluation (which it is a part of)."""
 
-    def embedding_cache(self, retriever: retrieval.Retriever) -> EmbeddingCache:
+    def embedding_cache(self, retriever: Retriever) -> EmbeddingCache:
         """The retriever's vectors on disk (keys.embeddings_folder). Without the
         embedding cache, or for a retriever from outside that declares no cache key, in this
         evaluation's memory only: a text is embedded once a session, and counted."""
@@ -30,9 +32,12 @@ class Retrievers:
 
     def retriever_identity(self, name: str) -> dict | None:
         """keys.retriever_identity: None when the retriever's results are not kept."""
-        return keys.retriever_identity(name, self.declared)
+        return keys.retriever_identity(name, self.declared, self.retriever)
 
-    def declared(self, r: retrieval.Retriever) -> dict | None:
+    def _knows_retriever(self, name: str) -> bool:
+        return name in self._retrievers or name in retrieval.registry.RETRIEVERS
+
+    def declared(self, r: Retriever) -> dict | None:
         """A retriever from outside's declared cache key and its epoch; None when it declares
         none, or is an embedding one and the embedding cache is off (its sample check
         compares with the vectors kept)."""
@@ -50,10 +55,11 @@ class Retrievers:
         Embedding parts first, by their vectors; `rows=False` checks only those (an index is
         being built); the rest, and an embedding part whose sample the embedding cache no
         longer holds, by the rows of the kept result."""
-        parts = sorted(leaves(retriever), key=lambda p: retrieval.get(p).embed is None)
+        parts = sorted(leaves(retriever, self.retriever),
+                       key=lambda p: self.retriever(p).embed is None)
         for part in parts:
-            r = retrieval.get(part)
-            if (part in self._spot_checked or keys.is_own_retriever(part)
+            r = self.retriever(part)
+            if (part in self._spot_checked or keys.is_own_retriever(part, self.retriever)
                     or self.declared(r) is None or (r.embed is None and not rows)):
                 continue
             # vectors pruned from the cache leave results to check by their rows
@@ -62,7 +68,7 @@ class Retrievers:
             if compared:
                 self._spot_checked.add(part)
 
-    def _check_vectors(self, r: retrieval.Retriever, strategy_name: str, spec: str) -> bool:
+    def _check_vectors(self, r: Retriever, strategy_name: str, spec: str) -> bool:
         """Re-embed the sample; False when the cache holds none of its texts yet."""
         at = spotcheck.turn()
         texts = [q.text for q in self.query_set(spec).queries]
@@ -77,7 +83,7 @@ class Retrievers:
             self._discard(r, f"vectors ({differ} of {len(kept)} sampled texts differ)")
         return True
 
-    def _check_rows(self, r: retrieval.Retriever, retriever: str, strategy_name: str,
+    def _check_rows(self, r: Retriever, retriever: str, strategy_name: str,
                     spec: str) -> bool:
         """Search with the sampled queries and score them; False when no result is kept."""
         summary = self.chunk_summary(strategy_name, spec)
@@ -97,13 +103,13 @@ class Retrievers:
             self._discard(r, f"results ({differ} of {len(picked)} sampled queries differ)")
         return True
 
-    def _discard(self, r: retrieval.Retriever, what: str) -> None:
+    def _discard(self, r: Retriever, what: str) -> None:
         """Said in one line: what is kept under the retriever's key is never read again."""
         notice(spotcheck.said(r.name, what))
         kept = self._declared[r.name]
         self._declared[r.name] = {**kept, "epoch": keys.discard(r, kept["key"])}
         self._caches.pop(r.name, None)  # its next use reads the new epoch's folder
-        for key in [k for k in self._indexes if r.name in leaves(k[1])]:
+        for key in [k for k in self._indexes if r.name in leaves(k[1], self.retriever)]:
             del self._indexes[key]  # a check's index may hold vectors of the old epoch
 
     def _embedding_counts(self) -> tuple[int, int]:
@@ -115,23 +121,24 @@ class Retrievers:
 
     def _unchecked(self, retriever: str) -> bool:
         """Whether a part of the retriever awaits its sample check (or is not kept)."""
-        return any(not keys.is_own_retriever(p) and (
-            p not in self._spot_checked or self.declared(retrieval.get(p)) is None)
-            for p in leaves(retriever))
+        return any(not keys.is_own_retriever(p, self.retriever) and (
+            p not in self._spot_checked or self.declared(self.retriever(p)) is None)
+            for p in leaves(retriever, self.retriever))
 
 
 
-def described(name: str, declared: dict | None = None) -> dict:
+def described(name: str, declared: dict | None = None,
+              get: Callable[[str], Retriever] = retrieval.get) -> dict:
     """A retriever as results.json describes it; an outside one with its source's digest and
     the cache key it declares, so that results of other code or models under the same
-    version are told apart (merge)."""
-    r = retrieval.get(name)
+    version are told apart (merge). `get`: the retriever of a name."""
+    r = get(name)
     code = r.source
     return r.describe() | ({"code": code} if code else {}) | (
         {"cache_key": declared["key"]} if declared else {})
 
 
-def leaves(name: str) -> set[str]:
+def leaves(name: str, get: Callable[[str], Retriever] = retrieval.get) -> set[str]:
     """The retrievers a retriever is made of: itself, or a hybrid's parts (theirs too)."""
-    r = retrieval.get(name)
-    return set().union(*map(leaves, r.fuses)) if r.fuses else {name}
+    r = get(name)
+    return set().union(*(leaves(p, get) for p in r.fuses)) if r.fuses else {name}
