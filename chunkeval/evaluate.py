@@ -87,6 +87,7 @@ class Evaluation(Retrievers, Matrix):
         self._results: dict[tuple[str, str, str], Result] = {}
         self._failed: dict[tuple[str, str], StrategyFailed] = {}  # failed chunkings
         self._caches: dict[str, EmbeddingCache] = {}
+        self._sentence_caches: dict[str, EmbeddingCache] = {}  # the semantic chunkers'
         self._analyzer: str | None = None
         # a retriever from outside: its declared key and epoch, None when nothing is kept
         self._declared: dict[str, dict | None] = {}
@@ -126,6 +127,7 @@ class Evaluation(Retrievers, Matrix):
             for key in [k for k in built if k[1] == name]:
                 del built[key]
         self._caches.pop(name, None)
+        self._sentence_caches.pop(name, None)
         self._declared.pop(name, None)
 
     # -- stages, each memoised ------------------------------------------------------------
@@ -221,8 +223,11 @@ class Evaluation(Retrievers, Matrix):
                                                f"needs an optional package: {needs}")
             raise self._failed[key]
         try:
-            return split_view(self.strategy(strategy_name), self.query_set(spec).view,
-                              self.settings.length, self.use_embedding_cache)
+            strategy = self.strategy(strategy_name)
+            if strategy.embedded is not None:  # a semantic chunker: it embeds as we keep
+                strategy = replace(strategy, split=strategy.embedded(
+                    self.sentence_vectors(strategy.params["model"])))
+            return split_view(strategy, self.query_set(spec).view, self.settings.length)
         except StrategyFailed as e:
             self._failed[key] = e  # raised again when asked again
             raise
@@ -359,7 +364,8 @@ class Evaluation(Retrievers, Matrix):
         """An evaluation travels (to a Ray worker) with its inputs only: what a run builds
         (chunks, indexes, results, loaded embeddings) is built again where it is needed."""
         state = dict(self.__dict__)
-        for built in ("_chunked", "_indexes", "_results", "_caches", "_failed"):
+        for built in ("_chunked", "_indexes", "_results", "_caches", "_sentence_caches",
+                      "_failed"):
             state[built] = {}
         return state
 

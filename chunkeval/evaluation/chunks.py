@@ -16,7 +16,6 @@ from ..model import Chunk, Corpus
 from ..results import ChunkStats, CutRate
 from ..store import keys
 from ..strategies.registry import Strategy
-from ..strategies.semantic import vectors_on_disk
 from .failures import kind, own_frames, said
 
 
@@ -58,8 +57,7 @@ class ChunkSummary:
 
 
 
-def split_view(strategy: Strategy, view: Corpus, length_spec: str,
-               vectors_kept: bool) -> Chunked:
+def split_view(strategy: Strategy, view: Corpus, length_spec: str) -> Chunked:
     """Split every document of the view, checking each against the contract; StrategyFailed
     when the splitter raises, returns something else than chunks or breaks the contract, or
     the length measure `length_spec` fails on its chunks."""
@@ -67,10 +65,8 @@ def split_view(strategy: Strategy, view: Corpus, length_spec: str,
     searched: list[Chunk] = []
     for doc in view.documents:
         try:
-            with vectors_on_disk(vectors_kept):  # a semantic chunker's
-                out = strategy.split(doc)
-                chunks = list(out) if hasattr(out, "__iter__") and not isinstance(
-                    out, str) else out
+            out = strategy.split(doc)
+            chunks = list(out) if hasattr(out, "__iter__") and not isinstance(out, str) else out
         except Exception as e:  # the splitter's own failure, said as one line
             raise StrategyFailed(strategy.name, f"split() raised {said(e)}", document=doc.id,
                                  detail=own_frames(e)) from e

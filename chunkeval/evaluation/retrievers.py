@@ -11,7 +11,7 @@ from .. import retrieval, spotcheck
 from ..retrieval.embedding import EmbeddingCache
 from ..retrieval.registry import Retriever
 from ..store import keys, notice
-from ..strategies.semantic import embedding_counts
+from ..strategies import semantic
 from .cached import stored
 from .failures import retriever_failure
 
@@ -112,12 +112,21 @@ class Retrievers:
         for key in [k for k in self._indexes if r.name in leaves(k[1], self.retriever)]:
             del self._indexes[key]  # a check's index may hold vectors of the old epoch
 
+    def sentence_vectors(self, name: str) -> semantic.Vectors:
+        """What a semantic chunker on the model `name` cuts by: its unit vectors, kept beside
+        its chunk vectors for chunkeval's own model with the embedding cache on, else in this
+        evaluation's memory."""
+        r = semantic.model(self.retriever(name))
+        if name not in self._sentence_caches:
+            on_disk = self.use_embedding_cache and keys.is_own_retriever(name, self.retriever)
+            self._sentence_caches[name] = semantic.sentence_cache(r, on_disk)
+        return semantic.sentence_vectors(r, self._sentence_caches[name])
+
     def _embedding_counts(self) -> tuple[int, int]:
         """Texts embedded anew and found in the cache so far: by retrievers and by the
         semantic chunkers (whose texts are embeddings too)."""
-        chunking = embedding_counts()
-        return (sum(c.misses for c in self._caches.values()) + chunking[0],
-                sum(c.hits for c in self._caches.values()) + chunking[1])
+        caches = [*self._caches.values(), *self._sentence_caches.values()]
+        return sum(c.misses for c in caches), sum(c.hits for c in caches)
 
     def _unchecked(self, retriever: str) -> bool:
         """Whether a part of the retriever awaits its sample check (or is not kept)."""

@@ -50,6 +50,11 @@ class Strategy:
     # in code: it may read files, the environment or modules no key can see, so it is run
     # every time and its chunks compared by content (store/keys.py).
     identity: str | None = field(default=None, compare=False, repr=False)
+    # A splitter that cuts by the vectors of the model params["model"] names (the semantic
+    # ones): given the function an evaluation embeds with, the split that uses it, so that
+    # the evaluation's cache settings keep its vectors (strategies/semantic.py).
+    embedded: Callable[[Callable], Callable[[Document], list[Chunk]]] | None = field(
+        default=None, compare=False, repr=False)
 
     def __call__(self, doc: Document) -> list[Chunk]:
         return self.split(doc)
