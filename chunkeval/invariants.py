@@ -35,19 +35,10 @@ from dataclasses import dataclass
 
 from .outside import length_function
 from .model import Chunk, Document
+from .strategies.families import BASE, FAMILIES, keeps_structure
 from .strategies.registry import Strategy
 from .strategies.structure import heading_path, table_header
 
-BASE = ("slice", "ordered", "coverage", "deterministic")
-FAMILY_PROPERTIES = {
-    "fixed": BASE + ("size", "overlap"),
-    "recursive": BASE + ("size", "overlap"),
-    "headings": BASE + ("table_rows", "headings"),
-    "structure": BASE + ("size", "table_rows", "headings", "header_repeated"),
-    "prefix": BASE + ("size", "table_rows", "headings", "header_repeated", "prefix"),
-    "langchain-html": ("ordered", "coverage", "deterministic"),
-    "parent-child": BASE + ("size", "overlap", "parent"),
-}
 MAX_EXAMPLES = 3  # offending chunks named per property; the count says how many in all
 # The properties checked on every document of every run, where the numbers are made: each
 # costs one pass over the chunks (the rest, `coverage` and `deterministic` included, are for
@@ -76,12 +67,12 @@ class Violation:
 
 def properties(strategy: Strategy) -> tuple[str, ...]:
     """The properties that apply to `strategy` (an outside family gets the base ones)."""
-    props = FAMILY_PROPERTIES.get(strategy.family)
+    props = FAMILIES.get(strategy.family).properties if strategy.family in FAMILIES else None
     if props is None:
         props = BASE + tuple(p for p in ("size", "overlap") if p in strategy.params)
         if strategy.keeps_structure:
             props += ("table_rows",)
-    if not strategy.slices and strategy.family not in ("structure", "prefix"):
+    if not strategy.slices and not keeps_structure(strategy.family):
         props = tuple(p for p in props if p != "slice")
     return props
 

@@ -19,18 +19,10 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from . import strategies
 from .errors import ConfigError, InputError
 from .results import Result, Results
+from .strategies.families import weight
 
-# Relative seconds per character of a family (split + index + search), rough estimates from
-# the seed's timings: LangChain's HTML splitters re-parse the HTML; parent-child indexes small
-# children and searches them deeper. A measured results.json replaces them.
-FAMILY_WEIGHT = {
-    "fixed": 1.0, "recursive": 1.5, "headings": 0.8, "structure": 1.2, "prefix": 1.3,
-    "langchain-html": 4.0, "parent-child": 2.5,
-}
-DEFAULT_WEIGHT = 1.5  # an outside splitter: assume a little slower than plain windows
 
 Task = tuple[str, str]  # (query set, strategy): the query set's name as results.json has it
 
@@ -55,10 +47,6 @@ def parse(text: str, where: str = "--shard") -> Shard:
     if count < 1 or not 1 <= index <= count:
         raise ConfigError(f"{where}: {text!r}: I must be between 1 and N")
     return Shard(index, count)
-
-
-def weight(family: str) -> float:
-    return FAMILY_WEIGHT.get(family, DEFAULT_WEIGHT)
 
 
 def measured_seconds(results: Results) -> dict[Task, float]:
@@ -202,7 +190,7 @@ def task_costs(evaluation, tasks: list[tuple[str, str]],
 
     def estimate(task: Task) -> float:
         view = evaluation.query_set(spec_of[task]).view
-        return view.chars * weight(strategies.get(task[1]).family)
+        return view.chars * weight(evaluation.strategy(task[1]).family)
 
     cost = costs(named.values(), estimate, timings)
     return {t: cost[named[t]] for t in tasks}

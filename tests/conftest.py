@@ -20,18 +20,15 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 # The registries are global to the process: what one test registers (a sweep's grid, a
 # project's retriever) would change what the next one in the same worker lists and runs.
-REGISTRIES = [strategy_registry._REGISTRY, strategy_registry._BUILTIN, strategy_registry._OPT_IN,
-              strategy_registry._MISSING, retriever_registry._REGISTRY,
-              retriever_registry._BUILTIN]
+REGISTRIES = [strategy_registry.STRATEGIES, retriever_registry.RETRIEVERS]
 
 
 def _as_found():
-    """Put back the registries as they were before (in place: the modules hold them)."""
-    kept = [r.copy() for r in REGISTRIES]
+    """Put back the registries as they were before."""
+    kept = [r.snapshot() for r in REGISTRIES]
     yield
     for registry, before in zip(REGISTRIES, kept):
-        registry.clear()
-        registry.update(before)
+        registry.restore(before)
 
 
 # around every test, and around every module: a module's fixture may register too

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from chunkeval.store import cache_root
-from chunkeval.corpus import debian, load_corpus, sources
+from chunkeval.corpus import debian, load_corpus
+from chunkeval.corpus.readers import READERS
 from chunkeval.corpus.debian import DebPackage, deb_files, language_pages, read_ar
 from chunkeval.errors import CorpusError
 from chunkeval.corpus.html import DEFAULT_DROP, check_selectors
@@ -163,7 +164,7 @@ def test_second_load_comes_from_the_cache(html_dir, monkeypatch, cache_dir):
     write(html_dir / "bad" / "no-headings.html", BAD_FILES["no-headings.html"][0])
     first = load_corpus(str(html_dir))
     assert len(list((cache_dir / "corpus").glob("*.json.gz"))) == 1
-    monkeypatch.setattr(sources, "parse_html", _refuse)
+    monkeypatch.setattr(READERS.get("html"), "parse", _refuse)
     second = load_corpus(str(html_dir))
     assert second.documents == first.documents
     assert second.problems == first.problems and second.problems  # problems are cached too
@@ -174,7 +175,7 @@ def test_changed_input_or_selectors_miss_the_cache(html_dir, monkeypatch):
     load_corpus(str(html_dir))
     write(html_dir / "a.html", PAGE.format("Ay", "changed text"))
     assert "changed text" in load_corpus(str(html_dir))["a.html"].text
-    monkeypatch.setattr(sources, "parse_html", _refuse)
+    monkeypatch.setattr(READERS.get("html"), "parse", _refuse)
     with pytest.raises(AssertionError, match="parsed although"):
         load_corpus(str(html_dir), drop=DEFAULT_DROP + ("p",))
 
@@ -384,7 +385,7 @@ def test_load_debian_ja_end_to_end_and_cached(fake_apt, monkeypatch):
     assert [d.id for d in corpus.documents] == ["faq-ja/basic.ja.html", "faq-ja/more.ja.html"]
     source = corpus["faq-ja/basic.ja.html"].source
     assert source == "faq-ja 1.0: /usr/share/doc/faq/ja/basic.ja.html"
-    monkeypatch.setattr(sources, "parse_html", _refuse)
+    monkeypatch.setattr(READERS.get("html"), "parse", _refuse)
     monkeypatch.setattr(debian, "deb_files", _refuse)  # not even unpacked again
     assert load_corpus("debian-ja").documents == corpus.documents
 

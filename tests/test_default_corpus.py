@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from chunkeval.corpus import load_corpus, sources
+from chunkeval.corpus import load_corpus
+from chunkeval.corpus.readers import READERS
 from chunkeval.corpus.debian import DEBIAN_JA
 
 pytestmark = pytest.mark.corpus
@@ -62,6 +63,6 @@ def test_tables_have_header_rows(debian_ja):
 def test_second_load_is_cached(debian_ja, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("parsed again")
-    monkeypatch.setattr(sources, "parse_html", refuse)
+    monkeypatch.setattr(READERS.get("html"), "parse", refuse)
     again = load_corpus("debian-ja")
     assert again.fingerprint == debian_ja.fingerprint

@@ -70,3 +70,34 @@ def test_parallel_run_gives_the_same_document():
         for r in doc["results"]:
             r.pop("seconds")
     assert one == two
+
+
+def test_strategies_and_retrievers_are_handed_in_as_objects_not_registered():
+    import dataclasses
+
+    from chunkeval import retrieval, strategies
+    from chunkeval.gate.calibrate import run_trials
+
+    fixed = strategies.get("fixed-200")
+    mine = dataclasses.replace(fixed, name="mine", identity=None)
+    words = dataclasses.replace(retrieval.get("bm25"), name="words")
+    by_name = Evaluation(tiny_corpus(), Settings(), ["section-titles"], result_cache=False)
+    handed = Evaluation(tiny_corpus(), Settings(), ["section-titles"], result_cache=False,
+                        strategies=[mine], retrievers=[words])
+    doc = handed.run([mine, "fixed-200"], ["words", "bm25"], progress=False).to_json()
+    assert "mine" not in strategies.names(all=True)
+    assert "words" not in retrieval.names(all=True)
+    rows = {(r["strategy"], r["retriever"]): r for r in doc["results"]}
+    expected = by_name.result("fixed-200", "bm25", "section-titles").to_json()
+    assert rows[("mine", "words")]["metrics"] == expected["metrics"]
+    assert doc["strategies"]["mine"]["family"] == fixed.family
+    # another object under a name already evaluated is evaluated afresh
+    other = dataclasses.replace(fixed, name="mine", split=lambda doc: fixed.split(doc)[:1])
+    assert handed.chunked(other, "section-titles").stats.count < \
+        handed.chunked("fixed-200", "section-titles").stats.count
+    # calibration hands its variants in: none is ever registered
+    before = strategies.names(all=True)
+    trials = run_trials(by_name, fixed, ["bm25"], trials=2, drops=(0.5,), drop_trials=1,
+                        progress=False)
+    assert len(trials["trials"]) == 3 and strategies.names(all=True) == before
+    assert not any("~" in name for name in by_name._strategies)

@@ -198,7 +198,7 @@ def test_a_second_chunking_embeds_nothing(strategy, monkeypatch):
 def test_the_vectors_of_a_built_in_model_are_kept_on_disk(monkeypatch):
     """A model chunkeval ships is keyed by its version: a new process reads its vectors."""
     from chunkeval.retrieval import registry
-    monkeypatch.setattr(registry, "_BUILTIN", registry._BUILTIN | {"topics"})
+    registry.RETRIEVERS.register(registry.get("topics"), replace=True, builtin=True)
     strategy = semantic.kamradt(250, retriever="topics")
     doc = topic_document(JA, repeat=2, sep="")
     first = strategy.split(doc)
@@ -299,3 +299,27 @@ def test_no_disk_for_one_evaluation_is_not_no_disk_for_another_thread():
         other.join(5)  # the cached one ends first
         assert _ON_DISK.get() is False
     assert seen == [True] and _ON_DISK.get() is True
+
+
+def test_an_evaluation_hands_the_chunker_its_embedding_function(cache_dir):
+    """The model is a retriever handed to the evaluation only, never registered: the chunker
+    embeds with what the evaluation gives it, kept in the evaluation's memory (its cache is
+    off), and counted in the results."""
+    from chunkeval.evaluate import Evaluation
+    from chunkeval.model import Corpus
+    from chunkeval.results import Settings
+
+    words = retrieval.Retriever("topic-words", "1", embed=topic_embed)
+    strategy = semantic.kamradt(250, retriever="topic-words")
+    doc = topic_document(EN, repeat=2)
+    corpus = Corpus("topics", (doc,))
+    evaluation = Evaluation(corpus, Settings(), ["section-titles"], result_cache=False,
+                            embedding_cache=False, retrievers=[words])
+    assert "topic-words" not in retrieval.names(all=True)
+    CALLS.clear()
+    chunked = evaluation.chunked(strategy, "section-titles")
+    embedded = sum(CALLS)
+    assert embedded > 0 and evaluation._embedding_counts()[0] == embedded
+    assert not (cache_dir / "embeddings").exists()
+    assert [(c.start, c.end) for c in chunked.handed] == [
+        (c.start, c.end) for c in semantic.kamradt(250, retriever="topics").split(doc)]

@@ -31,35 +31,23 @@ from ..store import atomic_write, cache_root, cannot_write
 from ..store.keys import code_digest
 from .debian import (BUILTIN_CORPORA, DEFAULT_CORPUS, builtin_packages, fetch_builtin,
                      language_pages)
-from .html import DEFAULT_DROP, HTML_SUFFIXES, PARSER_VERSION, check_selectors, parse_html
-from .markdown import TEXT_PARSER_VERSION, parse_markdown, parse_plain
+from .html import DEFAULT_DROP, PARSER_VERSION, check_selectors
+from .markdown import TEXT_PARSER_VERSION
 from .optional import LIBRARIES
-from .pdf import PDF_PARSER_VERSION, parse_pdf
-from .rst import RST_PARSER_VERSION, Project, parse_rst
+from .pdf import PDF_PARSER_VERSION
+from .readers import READERS, format_of, reader_of
+from .rst import RST_PARSER_VERSION, Project
 from .sites import Site, recognise
-from .word import DOCX_PARSER_VERSION, parse_docx
+from .word import DOCX_PARSER_VERSION
 
 # The file formats a corpus directory may hold, by suffix.
-FORMATS = {"html": HTML_SUFFIXES, "markdown": (".md", ".markdown"), "text": (".txt",),
-           "pdf": (".pdf",), "word": (".docx",), "rst": (".rst", ".rest")}
+FORMATS = {r.name: r.suffixes for r in READERS.items()}
 CACHE_FORMAT = 1
 # A page larger than this (read, or once decompressed) is skipped with a warning: parsing a
 # page and building its query sets take a few tens of times its size in memory
 # (bench/big_document.py), so 20 MB keeps one page within a few hundred MB.
 MAX_DOCUMENT_MB = 20
 GZIP_MAGIC = b"\x1f\x8b"
-
-
-def format_of(name: str) -> str | None:
-    """"html", "markdown" or "text" by the file name's suffix; None when unsupported."""
-    lower = name.lower()
-    return next((f for f, suffixes in FORMATS.items() if lower.endswith(suffixes)), None)
-
-
-def _parser(doc_id: str):
-    fmt = format_of(doc_id)
-    return {"markdown": parse_markdown, "text": parse_plain, "pdf": parse_pdf,
-            "word": parse_docx, "rst": parse_rst}.get(fmt, parse_html)
 
 
 def _library(fmt: str) -> str | None:
@@ -73,17 +61,6 @@ def _library(fmt: str) -> str | None:
     return library_version(dist) or "unknown"
 
 
-# The distributions each format's bytes pass through, all of which can change a parse (a new
-# markdown-it-py reads `<!-- a -- b -->` differently); with "libxml2", the C library lxml was
-# built with and runs on, which a wheel can change while lxml's own version stays.
-PARSER_LIBRARIES = {
-    "html": ("lxml", "libxml2", "beautifulsoup4"),
-    "markdown": ("markdown-it-py", "mdit-py-plugins"),
-    "text": (),
-    "pdf": ("pdfplumber", "pdfminer.six", "pypdfium2"),
-    "word": ("python-docx", "lxml", "libxml2"),
-    "rst": ("docutils",),
-}
 # chunkeval's own code a parse runs: the parsers, the document model and the problem lines
 # that are cached with the documents.
 PARSER_MODULES = ("corpus/*.py", "model.py", "errors.py")
@@ -107,7 +84,7 @@ def library_version(dist: str) -> str | None:
 
 def parser_libraries(formats) -> dict[str, str | None]:
     """The versions of the libraries the `formats` are parsed with (None: not installed)."""
-    names = sorted({d for f in formats for d in PARSER_LIBRARIES.get(f, ())})
+    names = sorted({d for f in formats if f in READERS for d in READERS.get(f).libraries})
     return {name: library_version(name) for name in names}
 
 
@@ -291,7 +268,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
         problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated),
                                    kind="site"))
     if not inputs:
-        known = ", ".join("*" + s for suffixes in FORMATS.values() for s in suffixes)
+        known = ", ".join("*" + s for r in READERS.items() for s in r.suffixes)
         raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
                           f"({known}) under {given}"
                           + (f" ({problems[0]})" if problems else ""))
@@ -400,14 +377,14 @@ def _parse_all(name: str, inputs: Sequence[_Input], drop: Sequence[str], progres
                 try:
                     data, notes = unpack(item.data, item.display, max_bytes, item.gz_name)
                     problems += [(item.doc_id, note, None, "", ()) for note in notes]
-                    parse = _parser(item.doc_id)
-                    if parse is parse_docx:  # a zip: bounded before a part is inflated
+                    reader = reader_of(item.doc_id)
+                    if reader.name == "word":  # a zip: bounded before a part is inflated
                         check_archive(data, item.display, max_bytes)
-                    kwargs = {"drop": drop, "main": main} if parse is parse_html else {}
-                    if parse is parse_rst:
+                    kwargs = {"drop": drop, "main": main} if reader.name == "html" else {}
+                    if reader.name == "rst":
                         kwargs = {"project": project,
                                   "file": root / item.doc_id if root else None}
-                    doc, found = parse(data, item.doc_id, path=item.display, **kwargs)
+                    doc, found = reader.parse(data, item.doc_id, path=item.display, **kwargs)
                     docs.append(dataclasses.replace(doc, source=item.source))
                     problems += [(item.doc_id if p.path == item.display else p.path, p.message,
                                   p.line, p.kind, p.names) for p in found]

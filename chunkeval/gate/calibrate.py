@@ -93,14 +93,15 @@ def truncated(chunks: Sequence[Chunk], share: float) -> list[Chunk]:
     return out
 
 
-def variant(base: str, shift: int, drop: float = 0.0) -> strategies.Strategy:
-    strategy = strategies.get(base)
+def variant(base: str | strategies.Strategy, shift: int, drop: float = 0.0
+            ) -> strategies.Strategy:
+    strategy = strategies.get(base) if isinstance(base, str) else base
 
     def split(doc: Document) -> list[Chunk]:
         chunks = shifted(strategy.split(doc), doc, shift)
         return truncated(chunks, drop) if drop else chunks
 
-    name = f"{base}~shift{shift}" + (f"~drop{round(drop * 100)}" if drop else "")
+    name = f"{strategy.name}~shift{shift}" + (f"~drop{round(drop * 100)}" if drop else "")
     return strategies.Strategy(name, strategy.family, split,
                                {**strategy.params, "shift": shift, "drop": drop},
                                slices=strategy.slices and not drop, checked=False)
@@ -137,14 +138,15 @@ def entry_of(kept: dict, complete_at: float, where: str = "the calibration trial
                          ) from None
 
 
-def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str], *,
-               trials: int = TRIALS, drops: Iterable[float] = DROPS,
-               drop_trials: int = DROP_TRIALS,
-               seed: int = DEFAULTS.seed, progress: bool | None = None) -> dict:
+def run_trials(evaluation: Evaluation, strategy: str | strategies.Strategy,
+               retrievers: Sequence[str], *, trials: int = TRIALS, drops: Iterable[float] = DROPS,
+               drop_trials: int = DROP_TRIALS, seed: int = DEFAULTS.seed,
+               progress: bool | None = None) -> dict:
     """Evaluate the strategy and its variants; returns the trials document (no verdicts)."""
     import numpy as np
 
-    base = strategies.get(strategy)
+    base = evaluation.strategy(strategy)
+    strategy = base.name
     specs = evaluation.query_specs
     lengths = []
     for spec in specs:
@@ -155,28 +157,26 @@ def run_trials(evaluation: Evaluation, strategy: str, retrievers: Sequence[str],
     plan = [(rng.randint(1, longest_shift), 0.0) for _ in range(trials)]
     plan += [(rng.randint(1, longest_shift), d) for d in drops for _ in range(drop_trials)]
 
-    def evaluate(name: str) -> dict:
+    def evaluate(s: strategies.Strategy) -> dict:
         out = {}
         for spec in specs:
             for ret in retrievers:
                 # the ~90 throwaway variants would only crowd real results out of the cache
-                r = evaluation.result(name, ret, spec, store=name == strategy)
+                r = evaluation.result(s, ret, spec, store=s is base)
                 out[f"{ret}|{r.query_set}"] = _kept(r)
-            evaluation.release(name, spec)
+            evaluation.release(s, spec)
         return out
 
     doc = {"strategy": strategy, "params": base.params, "retrievers": list(retrievers),
-           "complete_at": evaluation.settings.complete_at, "baseline": evaluate(strategy),
+           "complete_at": evaluation.settings.complete_at, "baseline": evaluate(base),
            "trials": []}
     with Progress("calibrating", len(plan), enabled=progress) as bar:
         for shift, drop in plan:
-            v = variant(strategy, shift, drop)
-            strategies.register(v, replace=True)
+            v = variant(base, shift, drop)  # handed in, never registered
             try:
-                doc["trials"].append({"shift": shift, "drop": drop, "results": evaluate(v.name)})
+                doc["trials"].append({"shift": shift, "drop": drop, "results": evaluate(v)})
             finally:
-                strategies.unregister(v.name)
-                evaluation.forget(v.name)
+                evaluation.forget(v)
             bar.step(v.name)
     return doc
 

@@ -8,9 +8,10 @@ measured because a strategy it needs was not run. Nothing is tuned to agree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import UnknownName
+from ..registry import Registry
 from ..results import Result, Results
 from ..stats import RESAMPLES, SEED, paired_bootstrap
 
@@ -42,12 +43,12 @@ def findings(results: Results, query_set: str | None = None) -> list[Finding]:
     if query_set is None:
         if not names:
             return [Finding(name, None, "not measurable: the document has no results")
-                    for name in NAMES]
+                    for name in FINDINGS.names()]
         query_set = names[0]
     elif query_set not in names:
         raise UnknownName("query set", query_set, names)
     view = _View(results, query_set)
-    return [check(view) for check in CHECKS]
+    return [FINDINGS.get(name)(view, name) for name in FINDINGS.names()]
 
 
 class _View:
@@ -105,8 +106,18 @@ def describe_interval(d: dict) -> str:
 
 # --- the four findings ----------------------------------------------------------------
 
-def budget_reverses_order(view: _View) -> Finding:
-    name = "budget-reverses-order"
+# name -> its check: check(view, name) -> Finding, in the order the seed made its claims
+FINDINGS: Registry[Callable[[_View, str], Finding]] = Registry("finding")
+
+
+def _finding(name: str):
+    def registered(check):
+        return FINDINGS.register(check, name=name, builtin=True)
+    return registered
+
+
+@_finding("budget-reverses-order")
+def budget_reverses_order(view: _View, name: str) -> Finding:
     small, large = "fixed-200", "fixed-1600"
     gone = view.missing([small, large], BM25)
     if gone:
@@ -164,8 +175,8 @@ def _budget_recall(view: _View, strategies: list[str]) -> tuple[int, dict[str, f
     return budget, {s: _metric(r, "budget_recall") for s, r in rows.items()}
 
 
-def structure_cuts_fewer(view: _View) -> Finding:
-    name = "structure-cuts-fewer"
+@_finding("structure-cuts-fewer")
+def structure_cuts_fewer(view: _View, name: str) -> Finding:
     fixed, structure = "fixed-400", "structure-800"
     gone = view.missing([fixed, structure])
     if gone:
@@ -193,8 +204,8 @@ def structure_cuts_fewer(view: _View) -> Finding:
                     "threshold": CUT_RATIO})
 
 
-def overlap_doubles_chunks(view: _View) -> Finding:
-    name = "overlap-doubles-chunks"
+@_finding("overlap-doubles-chunks")
+def overlap_doubles_chunks(view: _View, name: str) -> Finding:
     plain, overlapped = "fixed-400", "fixed-400-ov200"
     gone = view.missing([plain, overlapped])
     if gone:
@@ -214,8 +225,8 @@ def overlap_doubles_chunks(view: _View) -> Finding:
                     "range": list(DOUBLE_RANGE)})
 
 
-def recursive_zero_overlap(view: _View) -> Finding:
-    name = "recursive-zero-overlap"
+@_finding("recursive-zero-overlap")
+def recursive_zero_overlap(view: _View, name: str) -> Finding:
     strategy = "recursive-400-ov40"
     gone = view.missing([strategy])
     if gone:
@@ -236,8 +247,3 @@ def recursive_zero_overlap(view: _View) -> Finding:
     return Finding(name, holds, summary,
                    {"query_set": view.query_set, "overlap": ov.to_json(), "zero_share": share})
 
-
-CHECKS = (budget_reverses_order, structure_cuts_fewer, overlap_doubles_chunks,
-          recursive_zero_overlap)
-NAMES = ("budget-reverses-order", "structure-cuts-fewer", "overlap-doubles-chunks",
-         "recursive-zero-overlap")

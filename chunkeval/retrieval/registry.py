@@ -14,7 +14,8 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .. import outside
-from ..errors import ConfigError, ContractError, UnknownName
+from ..errors import ConfigError, ContractError
+from ..registry import Registry
 from ..results import DEFAULTS
 
 if TYPE_CHECKING:
@@ -83,52 +84,18 @@ class Retriever:
         return d
 
 
-_REGISTRY: dict[str, Retriever] = {}
-
-
-_BUILTIN: set[str] = set()  # the built-ins' names: never taken over from outside
-
-
-def register(retriever: Retriever, *, replace: bool = False, builtin: bool = False
-             ) -> Retriever:
-    old = _REGISTRY.get(retriever.name)
-    if old is not None and not replace and old is not retriever:
-        raise ConfigError(f"a retriever named {retriever.name!r} is already registered")
-    if retriever.name in _BUILTIN and not builtin and old is not retriever:
-        raise ConfigError(f"{retriever.name!r} is the name of a built-in retriever; give "
-                          "yours another (a `retriever_name` attribute on the function)")
-    _REGISTRY[retriever.name] = retriever
-    if builtin:
-        _BUILTIN.add(retriever.name)
-    return retriever
-
-
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
-
-
-def is_builtin(name: str) -> bool:
-    """True for a retriever chunkeval ships."""
-    get(name)
-    return name in _BUILTIN
-
-
-def get(name: str) -> Retriever:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownName("retriever", name, names(all=True)) from None
-
-
-def names(*, all: bool = False) -> list[str]:
-    """Registered retrievers that can run here; with all=True also those whose optional
-    package is missing (asking for one of those says what to install)."""
-    return [n for n, r in _REGISTRY.items() if all or available(r)]
-
-
 def available(retriever: Retriever) -> bool:
     return all(available(get(p)) for p in retriever.fuses) and getattr(
         retriever.embed or retriever.build, "available", True)
+
+
+# Every retriever known by name; `names()` lists those that can run here (asking for one whose
+# optional package is missing says what to install).
+RETRIEVERS: Registry[Retriever] = Registry(
+    "retriever", rename="a `retriever_name` attribute on the function", usable=available)
+# the module's functions, as projects and the package call them
+register, unregister, get = RETRIEVERS.register, RETRIEVERS.unregister, RETRIEVERS.get
+names, is_builtin = RETRIEVERS.names, RETRIEVERS.is_builtin
 
 
 def load_retriever(spec: str, root=None) -> list[Retriever]:

@@ -39,8 +39,8 @@ PACKAGE = Path(__file__).parent.parent
 # the chunking code by the chunks' hash, the corpus and query-set code by the query set's
 # fingerprint (which includes its view), and the reporting code does not touch the numbers.
 # So editing one strategy re-evaluates only what its new chunks change.
-RESULT_MODULES = ("evaluate.py", "scoring/*.py", "stats.py", "model.py", "results.py",
-                  "store/__init__.py", "store/files.py", "store/entries.py", "store/keys.py",
+RESULT_MODULES = ("evaluate.py", "evaluation/*.py", "scoring/*.py", "stats.py", "model.py",
+                  "results.py", "store/__init__.py", "store/files.py", "store/entries.py", "store/keys.py",
                   "outside.py", "spotcheck.py", "retrieval/*.py")
 # The modules a query file is read by: its line checks, the sample, the leak check, the model.
 QUERY_MODULES = ("queries/*.py", "model.py", "errors.py")
@@ -165,11 +165,13 @@ def is_own_strategy(strategy: Strategy) -> bool:
                 and strategy.identity.partition("+")[0] in ("chunkeval", "chonkie"))
 
 
-def is_own_retriever(name: str) -> bool:
-    """True for chunkeval's built-in retrievers (hybrids of built-ins included)."""
+def is_own_retriever(name: str, get=None) -> bool:
+    """True for chunkeval's built-in retrievers (hybrids of built-ins included). `get`: the
+    retriever of a name, when not the registered one (an evaluation's handed-in ones)."""
     from ..retrieval import registry
-    r = registry.get(name)
-    return registry.is_builtin(name) and all(is_own_retriever(p) for p in r.fuses)
+    r = (get or registry.get)(name)
+    return (name in registry.RETRIEVERS and registry.get(name) is r
+            and registry.is_builtin(name) and all(is_own_retriever(p, get) for p in r.fuses))
 
 
 # -- the keys ------------------------------------------------------------------------------
@@ -242,19 +244,19 @@ def declared_key(r: Retriever) -> str | None:
     return key
 
 
-def retriever_identity(name: str, declared) -> dict | None:
+def retriever_identity(name: str, declared, get=None) -> dict | None:
     """What a retriever's vectors and results are kept under: its description and shape;
     for a built-in, chunkeval's code (in the result key) and its libraries; for one from
     outside, what `declared(retriever)` gives (its cache key and the key's epoch). None
     when a retriever from outside (a hybrid's part included) declares no key: its results
-    are not kept across sessions."""
+    are not kept across sessions. `get` as for is_own_retriever."""
     from ..retrieval import registry
-    r = registry.get(name)
-    parts = [retriever_identity(p, declared) for p in r.fuses]
+    r = (get or registry.get)(name)
+    parts = [retriever_identity(p, declared, get) for p in r.fuses]
     if any(p is None for p in parts):
         return None
     out = {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size, "parts": parts}
-    if not r.fuses and not is_own_retriever(name):
+    if not r.fuses and not is_own_retriever(name, get):
         kept = declared(r)
         if kept is None:
             return None

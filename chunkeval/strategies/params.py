@@ -18,15 +18,11 @@ import dataclasses
 from typing import Any
 
 from ..errors import ConfigError
+from .families import spec_parameters
 from .specs import call_spec
 
-# family -> {parameter: default}; None: required
-FAMILIES: dict[str, dict[str, Any]] = {
-    "fixed": {"size": None, "overlap": 0, "tokens": False},
-    "recursive": {"size": None, "overlap": 0, "tokens": False},
-    "structure": {"size": None, "prefix": False, "tokens": False},
-    "headings": {"level": 2},
-}
+# family -> {parameter: default}; None: required (the family table's, families.py)
+FAMILIES: dict[str, dict[str, Any]] = spec_parameters()
 LEVELS = (2, 3)
 
 

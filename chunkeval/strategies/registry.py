@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple
 
 from .. import outside
-from ..errors import ConfigError, UnknownName
+from ..errors import ConfigError
 from ..model import Chunk, Document
+from ..registry import Registry
 from .chonkie_specs import chonkie_splitter, is_spec
+from .families import keeps_structure
 from .specs import call_spec, factory_name
 
 
@@ -48,6 +50,11 @@ class Strategy:
     # in code: it may read files, the environment or modules no key can see, so it is run
     # every time and its chunks compared by content (store/keys.py).
     identity: str | None = field(default=None, compare=False, repr=False)
+    # A splitter that cuts by the vectors of the model params["model"] names (the semantic
+    # ones): given the function an evaluation embeds with, the split that uses it, so that
+    # the evaluation's cache settings keep its vectors (strategies/semantic.py).
+    embedded: Callable[[Callable], Callable[[Document], list[Chunk]]] | None = field(
+        default=None, compare=False, repr=False)
 
     def __call__(self, doc: Document) -> list[Chunk]:
         return self.split(doc)
@@ -65,68 +72,16 @@ class Unit(NamedTuple):
     count: Callable[[str], int]
 
 
-_REGISTRY: dict[str, Strategy] = {}
-_BUILTIN: set[str] = set()  # names of the default matrix: never taken over from outside
-_OPT_IN: set[str] = set()  # built-ins run only when named: too costly for every run
-# built-ins whose library is not installed here -> how to install it: run only when named,
-# and then they say what is missing before any work
-_MISSING: dict[str, str] = {}
-
-
-def register(strategy: Strategy, *, replace: bool = False, builtin: bool = False,
-             opt_in: bool = False, missing: str | None = None) -> Strategy:
-    if strategy.name in _REGISTRY and not replace and _REGISTRY[strategy.name] is not strategy:
-        raise ConfigError(f"a strategy named {strategy.name!r} is already registered")
-    if strategy.name in _BUILTIN and not builtin and _REGISTRY[strategy.name] is not strategy:
-        raise ConfigError(f"{strategy.name!r} is the name of a built-in strategy; give yours "
-                          "another (a `strategy_name` attribute on the function)")
-    _REGISTRY[strategy.name] = strategy
-    if builtin:
-        _BUILTIN.add(strategy.name)
-    if opt_in or missing:
-        _OPT_IN.add(strategy.name)
-    if missing:
-        _MISSING[strategy.name] = missing
-    return strategy
-
-
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
-
-
-def get(name: str) -> Strategy:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownName("strategy", name, sorted(_REGISTRY)) from None
-
-
-def missing(name: str) -> str | None:
-    """How to install what the built-in `name` needs, when that is not installed here."""
-    return _MISSING.get(name)
-
-
-def require(name: str) -> None:
-    """Raise the ConfigError that says what to install, for a built-in whose library is
-    missing."""
-    if name in _MISSING:
-        raise ConfigError(f"strategy {name!r} needs an optional package: {_MISSING[name]}")
-
-
-def names(*, all: bool = False) -> list[str]:
-    """The default set: every registered strategy but those run only when named; with
-    all=True, every name `get` knows."""
-    return [n for n in _REGISTRY if all or n not in _OPT_IN]
-
-
-def all_strategies(*, all: bool = False) -> list[Strategy]:
-    return [get(n) for n in names(all=all)]
-
-
-def is_builtin(name: str) -> bool:
-    """True for a strategy chunkeval ships (its matrix and those run when named)."""
-    get(name)
-    return name in _BUILTIN
+# Every strategy known by name: the default matrix, those run only when named (and the
+# built-ins whose library is not installed here: they then say what is missing before any
+# work), and those registered from outside.
+STRATEGIES: Registry[Strategy] = Registry(
+    "strategy", rename="a `strategy_name` attribute on the function", sort_known=True)
+# the module's functions, as projects and the package call them
+register, unregister, get, names = (STRATEGIES.register, STRATEGIES.unregister, STRATEGIES.get,
+                                    STRATEGIES.names)
+missing, require, is_builtin = STRATEGIES.missing, STRATEGIES.require, STRATEGIES.is_builtin
+all_strategies = STRATEGIES.items
 
 
 def load_splitter(spec: str, root=None) -> list[Strategy]:
@@ -169,7 +124,7 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
                           family=family, split=obj, params=dict(params),
                           slices=bool(getattr(obj, "slices", True)),
                           keeps_structure=bool(getattr(obj, "keeps_structure",
-                                                       family in ("structure", "prefix"))))]
+                                                       keeps_structure(family))))]
     elif isinstance(obj, Iterable) and all(isinstance(s, Strategy) for s in obj):
         found = list(obj)
     else:
@@ -177,7 +132,8 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
     # Only chunkeval's own objects keep their identity: a project's Strategy made with
     # dataclasses.replace(built-in, split=...) is the project's code.
     found = [s if s.identity == (own := "chonkie" if is_spec(spec) else
-                                 s.identity if _REGISTRY.get(s.name) is s else None)
+                                 s.identity if s.name in STRATEGIES
+                                 and STRATEGIES.get(s.name) is s else None)
              else dataclasses.replace(s, identity=own) for s in found]
     for s in found:
         try:

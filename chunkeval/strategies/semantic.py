@@ -9,11 +9,13 @@
   most `size` characters whose summed pairwise similarity, less the document's mean
   similarity per pair, is largest in total.
 
-The model is a registered embedding retriever, `use` by default or a project's own by name,
-looked up when a document is split (a project's retrievers register after its splitters).
-Its vectors are kept in chunkeval's embedding cache under the retriever's name, version and
-code, in a folder beside the retriever's chunk vectors: a warm run embeds nothing, and an
-index of chunks does not load every sentence's vector. Every chunk is a slice of the text.
+The model is a registered embedding retriever, `use` by default or a project's own by name.
+An evaluation hands the chunker the function it embeds with (`Strategy.embedded`), keeping the
+vectors as its own cache settings say; a chunker split on its own looks the model up when a
+document is split (a project's retrievers register after its splitters). The vectors of
+chunkeval's own model are kept in its embedding cache under the retriever's name and version,
+in a folder beside the retriever's chunk vectors: a warm run embeds nothing, and an index of
+chunks does not load every sentence's vector. Every chunk is a slice of the text.
 """
 
 from __future__ import annotations
@@ -22,13 +24,16 @@ import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
 from ..retrieval import registry as retrievers
 from .recursive import split_spans, stripped
 from .registry import Strategy
+
+# texts -> their L2-normalised vectors, [n, d]: what a semantic chunker cuts by
+Vectors = Callable[[list[str]], "np.ndarray"]
 
 if TYPE_CHECKING:  # numpy and the cache are imported when a document is split: the default
     import numpy as np  # matrix names these strategies on every start-up
@@ -97,40 +102,56 @@ def embedding_counts() -> tuple[int, int]:
     return (sum(c.misses for c in _CACHES.values()), sum(c.hits for c in _CACHES.values()))
 
 
-def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
-    """L2-normalised vectors of `texts` by the named embedding retriever, cached."""
-    import numpy as np
-
-    from ..store import keys
-    from ..retrieval.embedding import EmbeddingCache
-
-    r = retrievers.get(retriever)
+def model(r: retrievers.Retriever) -> retrievers.Retriever:
+    """`r`, or ConfigError when it cannot be a semantic chunker's model here."""
     if r.embed is None:
-        raise ConfigError(f"semantic chunking needs an embedding retriever; {retriever!r} "
+        raise ConfigError(f"semantic chunking needs an embedding retriever; {r.name!r} "
                           "ranks with an index of its own")
     if not retrievers.available(r):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                           f"{getattr(r.embed, 'install', 'see the README')}")
-    if not keys.is_own_retriever(r.name) or not _ON_DISK.get():
-        # a model from outside is run every session (store/keys.py), and an evaluation may
-        # keep no cache: the vectors are then kept for this process only
-        key: Path | tuple[str, int] = (r.name, id(r.embed))
-        if key not in _CACHES:
-            _CACHES[key] = EmbeddingCache(r.name, "", on_disk=False)
-    else:
-        # beside the retriever's own vectors
-        own = EmbeddingCache(r.name, keys.embeddings_folder(r, None)).dir
-        key = own
-        if key not in _CACHES:
-            _CACHES[key] = EmbeddingCache(r.name, own.name,
-                                          own.with_name(own.name + FOLDER_SUFFIX))
-    v = _CACHES[key].embed(texts, r.embed, r.batch_size).astype(np.float64)
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return v / np.where(norms > 0, norms, 1)
+    return r
+
+
+def sentence_cache(r: retrievers.Retriever, on_disk: bool) -> EmbeddingCache:
+    """Where the model's vectors of the chunkers' texts are kept: beside its chunk vectors
+    (`on_disk`, for chunkeval's own model), else in memory (a model from outside is run every
+    session, store/keys.py, and an evaluation may keep no cache)."""
+    from ..retrieval.embedding import EmbeddingCache
+    from ..store import keys
+
+    if not on_disk:
+        return EmbeddingCache(r.name, "", on_disk=False)
+    own = EmbeddingCache(r.name, keys.embeddings_folder(r, None)).dir
+    return EmbeddingCache(r.name, own.name, own.with_name(own.name + FOLDER_SUFFIX))
+
+
+def sentence_vectors(r: retrievers.Retriever, cache: EmbeddingCache) -> Vectors:
+    """The model's unit vectors of texts, kept in `cache`."""
+    def vectors(texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        v = cache.embed(texts, r.embed, r.batch_size).astype(np.float64)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        return v / np.where(norms > 0, norms, 1)
+    return vectors
+
+
+def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
+    """L2-normalised vectors of `texts` by the named embedding retriever, cached in this
+    process: what a chunker split outside an evaluation cuts by."""
+    from ..store import keys
+
+    r = model(retrievers.get(retriever))
+    on_disk = keys.is_own_retriever(r.name) and _ON_DISK.get()
+    cache = sentence_cache(r, on_disk)
+    key: Path | tuple[str, int] = cache.dir if on_disk else (r.name, id(r.embed))
+    return sentence_vectors(r, _CACHES.setdefault(key, cache))(texts)
 
 
 def kamradt_spans(text: str, size: int, percentile: float = 95, buffer: int = 1,
-                  retriever: str = MODEL) -> list[Span]:
+                  retriever: str = MODEL, vectors: Vectors | None = None) -> list[Span]:
+    """`vectors`: what to cut by (default: the named retriever's, unit_vectors)."""
     import numpy as np
 
     units = _at_most(text, sentences(text), size)
@@ -139,7 +160,7 @@ def kamradt_spans(text: str, size: int, percentile: float = 95, buffer: int = 1,
         return units
     windows = [text[units[max(0, i - buffer)][0]:units[min(n - 1, i + buffer)][1]]
                for i in range(n)]
-    v = unit_vectors(retriever, windows)
+    v = (vectors or (lambda texts: unit_vectors(retriever, texts)))(windows)
     # rounded as retrievers' scores are, so that the last bits of a batch do not move a cut
     distance = np.round(1.0 - np.sum(v[:-1] * v[1:], axis=1), 6)
     cuts = [int(i) + 1 for i in np.flatnonzero(distance > np.percentile(distance, percentile))]
@@ -157,12 +178,14 @@ def kamradt_spans(text: str, size: int, percentile: float = 95, buffer: int = 1,
     return [(units[a][0], units[b - 1][1]) for a, b in groups]
 
 
-def cluster_spans(text: str, size: int, piece: int = PIECE, retriever: str = MODEL
-                  ) -> list[Span]:
+def cluster_spans(text: str, size: int, piece: int = PIECE, retriever: str = MODEL,
+                  vectors: Vectors | None = None) -> list[Span]:
+    """`vectors` as for kamradt_spans."""
     pieces = split_spans(text, piece) if text.strip() else []
     if len(pieces) < 2:
         return pieces
-    v = unit_vectors(retriever, [text[s:e] for s, e in pieces])
+    v = (vectors or (lambda texts: unit_vectors(retriever, texts)))(
+        [text[s:e] for s, e in pieces])
     groups = best_groups(v, [s for s, _ in pieces], [e for _, e in pieces], size)
     return [(pieces[i][0], pieces[j - 1][1]) for i, j in groups]
 
@@ -221,11 +244,12 @@ def kamradt(size: int = 800, percentile: float = 95, buffer: int = 1, retriever:
                          f"{size}, {percentile}, {buffer}")
     name = name or f"semantic-kamradt-p{percentile:g}-{size}" + (
         f"-b{buffer}" if buffer != 1 else "") + _on(retriever)
-    return Strategy(name, "semantic",
-                    lambda doc: _chunks(doc, kamradt_spans(doc.text, size, percentile,
-                                                           buffer, retriever)),
+    def embedded(vectors: Vectors | None):
+        return lambda doc: _chunks(doc, kamradt_spans(doc.text, size, percentile, buffer,
+                                                      retriever, vectors))
+    return Strategy(name, "semantic", embedded(None),
                     {"size": size, "overlap": 0, "percentile": percentile, "buffer": buffer,
-                     "model": retriever}, slices=True)
+                     "model": retriever}, slices=True, embedded=embedded)
 
 
 def cluster(size: int = 400, piece: int = PIECE, retriever: str = MODEL,
@@ -236,10 +260,12 @@ def cluster(size: int = 400, piece: int = PIECE, retriever: str = MODEL,
         raise ValueError(f"cluster: 0 < piece <= size; got piece {piece}, size {size}")
     name = name or f"semantic-cluster-{size}" + (
         f"-pc{piece}" if piece != PIECE else "") + _on(retriever)
-    return Strategy(name, "semantic",
-                    lambda doc: _chunks(doc, cluster_spans(doc.text, size, piece, retriever)),
+    def embedded(vectors: Vectors | None):
+        return lambda doc: _chunks(doc, cluster_spans(doc.text, size, piece, retriever,
+                                                      vectors))
+    return Strategy(name, "semantic", embedded(None),
                     {"size": size, "overlap": 0, "piece": piece, "model": retriever},
-                    slices=True)
+                    slices=True, embedded=embedded)
 
 
 def installed(retriever: str = MODEL) -> bool:

@@ -1,0 +1,104 @@
+"""One registry for every kind of named component: strategies, retrievers, the seed's findings,
+the corpus readers.
+
+A name is what tests, baselines and reports use, so a name never changes meaning: a second
+component under a taken name is refused unless it is asked to replace the first, and a built-in's
+name is never taken over from outside. A built-in may be known by name but left out of the
+default set (`opt_in`: too costly for every run), or known but not runnable here (`missing`:
+its optional library is not installed; the text says how to install it).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Generic, Iterator, TypeVar
+
+from .errors import ConfigError, UnknownName
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Names -> components of one kind (`kind` is what messages call one: "strategy")."""
+
+    def __init__(self, kind: str, *, rename: str = "", sort_known: bool = False,
+                 usable: Callable[[T], bool] | None = None):
+        """`rename`: how a user names their component otherwise, said when its name is a
+        built-in's; `sort_known`: an unknown name lists the known ones sorted, not in the
+        order they were registered; `usable(item)`: False leaves it out of `names()`."""
+        self.kind = kind
+        self._rename = f" ({rename})" if rename else ""
+        self._sort_known = sort_known
+        self._usable = usable
+        self._items: dict[str, T] = {}
+        self._builtin: set[str] = set()  # never taken over from outside
+        self._opt_in: set[str] = set()  # run only when named
+        self._missing: dict[str, str] = {}  # name -> how to install what it needs
+
+    def register(self, item: T, *, name: str | None = None, replace: bool = False,
+                 builtin: bool = False, opt_in: bool = False, missing: str | None = None) -> T:
+        """Add `item` under `name` (default: its `name` attribute) and return it."""
+        name = item.name if name is None else name  # type: ignore[attr-defined]
+        old = self._items.get(name)
+        if old is not None and not replace and old is not item:
+            raise ConfigError(f"a {self.kind} named {name!r} is already registered")
+        if name in self._builtin and not builtin and old is not item:
+            raise ConfigError(f"{name!r} is the name of a built-in {self.kind}; give yours "
+                              f"another{self._rename}")
+        self._items[name] = item
+        if builtin:
+            self._builtin.add(name)
+        if opt_in or missing:
+            self._opt_in.add(name)
+        if missing:
+            self._missing[name] = missing
+        return item
+
+    def snapshot(self) -> tuple:
+        """What `restore` puts back: every name and what is known of it."""
+        return dict(self._items), set(self._builtin), set(self._opt_in), dict(self._missing)
+
+    def restore(self, snapshot: tuple) -> None:
+        items, builtin, opt_in, missing = snapshot
+        self._items, self._builtin = dict(items), set(builtin)
+        self._opt_in, self._missing = set(opt_in), dict(missing)
+
+    def unregister(self, name: str) -> None:
+        self._items.pop(name, None)
+
+    def get(self, name: str) -> T:
+        try:
+            return self._items[name]
+        except KeyError:
+            known = sorted(self._items) if self._sort_known else list(self._items)
+            raise UnknownName(self.kind, name, known) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names(all=True))
+
+    def names(self, *, all: bool = False) -> list[str]:
+        """The default set, in the order registered: every name but those run only when named
+        and those `usable` refuses; with all=True, every name `get` knows."""
+        return [n for n, item in self._items.items()
+                if all or (n not in self._opt_in
+                           and (self._usable is None or self._usable(item)))]
+
+    def items(self, *, all: bool = False) -> list[T]:
+        return [self._items[n] for n in self.names(all=all)]
+
+    def is_builtin(self, name: str) -> bool:
+        """True for a component chunkeval ships; UnknownName for a name it does not know."""
+        self.get(name)
+        return name in self._builtin
+
+    def missing(self, name: str) -> str | None:
+        """How to install what the built-in `name` needs, when that is not installed here."""
+        return self._missing.get(name)
+
+    def require(self, name: str) -> None:
+        """ConfigError saying what to install, for a built-in whose library is missing."""
+        if name in self._missing:
+            raise ConfigError(f"{self.kind} {name!r} needs an optional package: "
+                              f"{self._missing[name]}")
