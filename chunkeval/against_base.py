@@ -22,7 +22,7 @@ from .gate.outcome import decide
 from .results import BaselineEntry
 from .session import Session
 from .store import atomic_write
-from .store.keys import is_own_retriever
+from .retrieval.identity import is_own_retriever
 
 
 @dataclass

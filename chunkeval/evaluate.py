@@ -11,7 +11,7 @@ query set's name and fingerprint, the settings, chunkeval's code and the version
 numeric libraries. A team's retriever is run every session, its vectors kept in this
 evaluation's memory only, unless its team declares a cache key; a declared one is first
 re-run on a sample of the session's texts (spotcheck.py). A team's splitter is run every
-time (only chunkeval's own strategies' chunks are kept, keys.chunk_key), so its chunks
+time (only chunkeval's own strategies' chunks are kept, strategies/identity.py), so its chunks
 are always its code's of today. A strategy whose chunks did not change then costs only its
 chunking: neither its indexes (a hybrid's parts included) nor its scores are built again.
 What the chunking gives (`chunks`, `metrics.cut_rate`, `seconds.split`) is taken from this
@@ -44,9 +44,11 @@ from .model import Corpus, QuerySet
 from .results import CorpusSummary, Failure, QuerySetSummary, Result, Results, Seconds, Settings
 from .retrieval.analyzers import resolve as resolve_analyzer
 from .retrieval.embedding import EmbeddingCache
+from .retrieval import identity as retrieval_identity
 from .retrieval.hybrid import HybridIndex
 from .retrieval.registry import Retriever
 from .store import CHUNKS, keys, store_result
+from .strategies import identity as strategy_identity
 from .strategies.defaults import default_retrievers
 from .strategies.registry import Strategy
 
@@ -201,7 +203,7 @@ class Evaluation(Retrievers, Matrix):
         return self._summaries[key]
 
     def chunk_key(self, strategy_name: str, spec: str) -> str | None:
-        """The chunk cache's key (keys.chunk_key): None without the result cache, and for
+        """The chunk cache's key (strategies/identity.py): None without the result cache, and for
         anything that is not chunkeval's own code, which is chunked afresh every run."""
         if not self.result_cache:
             return None
@@ -209,8 +211,8 @@ class Evaluation(Retrievers, Matrix):
         model = strategy.params.get("model")
         # a semantic strategy's chunks follow the vectors of the retriever it names
         model = (self.retriever_identity(model) if self._knows_retriever(model)
-                 and keys.is_own_retriever(model, self.retriever) else None)
-        return keys.chunk_key(strategy, self.query_set(spec).view.fingerprint,
+                 and retrieval_identity.is_own_retriever(model, self.retriever) else None)
+        return strategy_identity.chunk_key(strategy, self.query_set(spec).view.fingerprint,
                                   self.settings.length, model)
 
     def _chunk(self, strategy_name: str, spec: str) -> Chunked:

@@ -1,6 +1,6 @@
 """The sample check of a retriever from outside that declares a cache key.
 
-A declared key (keys.declared_key) is the team's word that its retriever computes what
+A declared key (identity.declared_key) is the team's word that its retriever computes what
 it computed when its vectors and results were kept. Each session holds it to that word on a
 sample of the session's own texts before anything kept is used: some of the query set's
 queries, the longest chunks and the chunks holding the rarest terms (SAMPLE texts at most),
@@ -8,7 +8,7 @@ each a window that moves every day, so that other texts are checked over time. A
 retriever embeds the sample, and its vectors must be those its embedding cache holds; a
 `build` one (or a hybrid, or an embedding one whose sampled vectors were pruned) searches
 with the sampled queries, and their rows must be those of the kept result. A difference
-discards what is kept under the key (keys.discard), said in one line.
+discards what is kept under the key (identity.discard), said in one line.
 """
 
 from __future__ import annotations

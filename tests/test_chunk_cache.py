@@ -113,3 +113,16 @@ def test_a_damaged_entry_is_chunked_again(cache_dir, monkeypatch):
     entry.write_bytes(entry.read_bytes()[:40])
     again = _evaluation().chunked("fixed-200", SPEC)
     assert calls == ["fixed-200"] * 2 and again.searched == made.searched
+
+
+def test_a_built_in_strategys_code_digest_reads_the_modules_its_split_reaches():
+    # The chunk cache's key holds this digest: were it of no file, an edit to a built-in
+    # strategy in a checkout would be served the chunks of the code before the edit.
+    from chunkeval.model import digest
+    from chunkeval.store.keys import imported_files
+    from chunkeval.strategies.identity import strategy_code
+
+    fixed, recursive = strategies.get("fixed-400"), strategies.get("recursive-400-ov40")
+    assert strategy_code(fixed) != digest([])
+    assert strategy_code(fixed) != strategy_code(recursive)
+    assert "strategies/fixed.py" in imported_files("chunkeval.strategies.fixed")

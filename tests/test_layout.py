@@ -283,9 +283,8 @@ def test_the_rest_of_the_package_meets_scoring_by_its_face():
 STORE = PACKAGE / "store"
 STORE_LAYERS = (("files",), ("entries",), ("__init__", "keys"))
 # What each layer may import from outside the room: the bottom only the errors; the keys also
-# the package's version, the model's digest and the registries whose objects they key.
-BELOW_STORE = {0: ("errors.py",), 1: ("errors.py",), 2: (
-    "errors.py", "__init__.py", "model.py", "retrieval/registry.py", "strategies/registry.py")}
+# the package's version and the model's digest.
+BELOW_STORE = {0: ("errors.py",), 1: ("errors.py",), 2: ("errors.py", "__init__.py", "model.py")}
 
 
 def test_store_imports_only_downwards():
@@ -306,3 +305,38 @@ def test_the_rest_of_the_package_meets_store_by_its_face_or_a_named_module():
     assert inner == []
     users = {a for a, arrows in import_graph().items() if STORE / "__init__.py" in arrows}
     assert len(users - set(STORE.glob("*.py"))) > 10, "the walk found store's users"
+
+
+# -- rooms -------------------------------------------------------------------------------------
+# A room is a folder of the package or a module at its top; the face (chunkeval/__init__.py)
+# only hands names on. Rooms stand on floors, each above all it imports: an import between two
+# rooms that import each other, however far round, would run back up a floor.
+def room_of(path: Path) -> str:
+    return path.relative_to(PACKAGE).parts[0]
+
+
+def room_graph(graph: dict[Path, set[Path]]) -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    face = PACKAGE / "__init__.py"
+    for a, arrows in graph.items():
+        rooms.setdefault(room_of(a), set()).update(
+            room_of(b) for b in arrows if b != face and room_of(b) != room_of(a))
+    return rooms
+
+
+def test_no_two_rooms_import_each_other():
+    rooms = room_graph(import_graph())
+    assert {"store", "gate", "session.py", "scoring", "cli"} <= set(rooms)
+    found = cycles(rooms)
+    graph = import_graph()
+    ties = sorted(f"{a.relative_to(PACKAGE)} -> {b.relative_to(PACKAGE)}"
+                  for part in found for a, arrows in graph.items() if room_of(a) in part
+                  for b in arrows if room_of(b) in part and room_of(b) != room_of(a))
+    assert found == [], "rooms that import each other: " + "; ".join(ties)
+
+
+def test_the_room_check_finds_a_loop_through_a_folder():
+    a, b, c = PACKAGE / "x" / "a.py", PACKAGE / "x" / "b.py", PACKAGE / "y.py"
+    # no module loop, but x imports y and y imports x
+    assert cycles({a: {c}, b: set(), c: {b}}) == []
+    assert sorted(cycles(room_graph({a: {c}, b: set(), c: {b}}))[0]) == ["x", "y.py"]

@@ -10,7 +10,8 @@ from typing import Callable
 from .. import retrieval, spotcheck
 from ..retrieval.embedding import EmbeddingCache
 from ..retrieval.registry import Retriever
-from ..store import keys, notice
+from ..retrieval import identity
+from ..store import notice
 from ..strategies import semantic
 from .cached import stored
 from .failures import retriever_failure
@@ -20,19 +21,19 @@ class Retrievers:
     """The retriever side of an Evaluation (which it is a part of)."""
 
     def embedding_cache(self, retriever: Retriever) -> EmbeddingCache:
-        """The retriever's vectors on disk (keys.embeddings_folder). Without the
+        """The retriever's vectors on disk (identity.embeddings_folder). Without the
         embedding cache, or for a retriever from outside that declares no cache key, in this
         evaluation's memory only: a text is embedded once a session, and counted."""
         if retriever.name not in self._caches:
-            folder = keys.embeddings_folder(retriever, self.declared(retriever)) \
+            folder = identity.embeddings_folder(retriever, self.declared(retriever)) \
                 if self.use_embedding_cache else None
             self._caches[retriever.name] = EmbeddingCache(retriever.name, folder) \
                 if folder is not None else EmbeddingCache(retriever.name, "", on_disk=False)
         return self._caches[retriever.name]
 
     def retriever_identity(self, name: str) -> dict | None:
-        """keys.retriever_identity: None when the retriever's results are not kept."""
-        return keys.retriever_identity(name, self.declared, self.retriever)
+        """identity.retriever_identity: None when the retriever's results are not kept."""
+        return identity.retriever_identity(name, self.declared, self.retriever)
 
     def _knows_retriever(self, name: str) -> bool:
         return name in self._retrievers or name in retrieval.registry.RETRIEVERS
@@ -42,9 +43,9 @@ class Retrievers:
         none, or is an embedding one and the embedding cache is off (its sample check
         compares with the vectors kept)."""
         if r.name not in self._declared:
-            key = keys.declared_key(r)
+            key = identity.declared_key(r)
             kept = key is not None and (self.use_embedding_cache or r.embed is None)
-            self._declared[r.name] = {"key": key, "epoch": keys.epoch(r, key)} \
+            self._declared[r.name] = {"key": key, "epoch": identity.epoch(r, key)} \
                 if kept else None
         return self._declared[r.name]
 
@@ -59,7 +60,7 @@ class Retrievers:
                        key=lambda p: self.retriever(p).embed is None)
         for part in parts:
             r = self.retriever(part)
-            if (part in self._spot_checked or keys.is_own_retriever(part, self.retriever)
+            if (part in self._spot_checked or identity.is_own_retriever(part, self.retriever)
                     or self.declared(r) is None or (r.embed is None and not rows)):
                 continue
             # vectors pruned from the cache leave results to check by their rows
@@ -107,7 +108,7 @@ class Retrievers:
         """Said in one line: what is kept under the retriever's key is never read again."""
         notice(spotcheck.said(r.name, what))
         kept = self._declared[r.name]
-        self._declared[r.name] = {**kept, "epoch": keys.discard(r, kept["key"])}
+        self._declared[r.name] = {**kept, "epoch": identity.discard(r, kept["key"])}
         self._caches.pop(r.name, None)  # its next use reads the new epoch's folder
         for key in [k for k in self._indexes if r.name in leaves(k[1], self.retriever)]:
             del self._indexes[key]  # a check's index may hold vectors of the old epoch
@@ -118,7 +119,7 @@ class Retrievers:
         evaluation's memory."""
         r = semantic.model(self.retriever(name))
         if name not in self._sentence_caches:
-            on_disk = self.use_embedding_cache and keys.is_own_retriever(name, self.retriever)
+            on_disk = self.use_embedding_cache and identity.is_own_retriever(name, self.retriever)
             self._sentence_caches[name] = semantic.sentence_cache(r, on_disk)
         return semantic.sentence_vectors(r, self._sentence_caches[name])
 
@@ -130,7 +131,7 @@ class Retrievers:
 
     def _unchecked(self, retriever: str) -> bool:
         """Whether a part of the retriever awaits its sample check (or is not kept)."""
-        return any(not keys.is_own_retriever(p, self.retriever) and (
+        return any(not identity.is_own_retriever(p, self.retriever) and (
             p not in self._spot_checked or self.declared(self.retriever(p)) is None)
             for p in leaves(retriever, self.retriever))
 

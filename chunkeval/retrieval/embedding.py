@@ -1,6 +1,6 @@
 """Embedding retrievers: cosine ranking of vectors, and the cache that keeps them.
 
-The embedding cache: vectors keyed by the retriever's identity (keys.embeddings_folder:
+The embedding cache: vectors keyed by the retriever's identity (identity.embeddings_folder:
 its name and version, and for a retriever from outside chunkeval the cache key its team
 declares, with the key's epoch) and the sha256 of the text. A retriever from outside that
 declares no key keeps its vectors in memory only.

@@ -51,7 +51,7 @@ class Retriever:
     # What a retriever from outside declares its vectors and results depend on: a string the
     # team changes when they change (e.g. "weights-2024-06"), or a callable returning one
     # (e.g. a hash of the weights files and settings it reads). Without one it is run every
-    # session (keys.declared_key); chunkeval's own retrievers are keyed by their code.
+    # session (identity.py, declared_key); chunkeval's own retrievers are keyed by their code.
     cache_key: str | Callable[[], str] | None = field(default=None, compare=False)
 
     def __post_init__(self):

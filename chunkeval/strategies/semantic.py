@@ -118,11 +118,11 @@ def sentence_cache(r: retrievers.Retriever, on_disk: bool) -> EmbeddingCache:
     (`on_disk`, for chunkeval's own model), else in memory (a model from outside is run every
     session, store/keys.py, and an evaluation may keep no cache)."""
     from ..retrieval.embedding import EmbeddingCache
-    from ..store import keys
+    from ..retrieval import identity
 
     if not on_disk:
         return EmbeddingCache(r.name, "", on_disk=False)
-    own = EmbeddingCache(r.name, keys.embeddings_folder(r, None)).dir
+    own = EmbeddingCache(r.name, identity.embeddings_folder(r, None)).dir
     return EmbeddingCache(r.name, own.name, own.with_name(own.name + FOLDER_SUFFIX))
 
 
@@ -140,10 +140,10 @@ def sentence_vectors(r: retrievers.Retriever, cache: EmbeddingCache) -> Vectors:
 def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     """L2-normalised vectors of `texts` by the named embedding retriever, cached in this
     process: what a chunker split outside an evaluation cuts by."""
-    from ..store import keys
+    from ..retrieval import identity
 
     r = model(retrievers.get(retriever))
-    on_disk = keys.is_own_retriever(r.name) and _ON_DISK.get()
+    on_disk = identity.is_own_retriever(r.name) and _ON_DISK.get()
     cache = sentence_cache(r, on_disk)
     key: Path | tuple[str, int] = cache.dir if on_disk else (r.name, id(r.embed))
     return sentence_vectors(r, _CACHES.setdefault(key, cache))(texts)
