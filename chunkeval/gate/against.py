@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_NOT_COMPARED, StrategyFailed
-from ..results import BaselineEntry
+from .entry import BaselineEntry
 from .base import BaseSide, head
 from .baselines import key
 from .outcome import decide

@@ -206,7 +206,7 @@ class BaseRun:
                 "schema": 1, "corpus": {}, "settings": {},
                 "query_sets": {n: {"fingerprint": f, "keys": k}
                                for n, (f, k) in data["query_sets"].items()}})
-            from ..results import BaselineEntry
+            from .entry import BaselineEntry
 
             baseline.entries = {k: BaselineEntry.from_json(e, self.revision.label)
                                 for k, e in data["entries"].items()}
@@ -227,7 +227,7 @@ def measure(order: dict) -> dict:
     from .. import config, strategies
     from ..errors import StrategyFailed
     from ..store.keys import is_own_retriever
-    from ..results import BaselineEntry
+    from .entry import BaselineEntry
     from ..session import Session
 
     session = Session(config.load(root=Path(order["root"]), command_line=order["given"])).check()

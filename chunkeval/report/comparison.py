@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..gate.verdict import family_note, level
-from ..results import METRICS
+from ..metrics import METRICS
 from .html import CSS
 from .markdown import md_text
 from .svg import declare_language, escape
