@@ -29,8 +29,7 @@ class Metric:
     name: str  # as results.json, baselines and the gate spell it
     series: str | None  # the per-query series it is the mean of; None: summary only
     gated: bool  # gated by default (docs/method.md, "How much to trust the gate")
-    # The report's column head: "@k" becomes "@5" (the run's k), "@budget" "@2,000".
-    label: str
+    label: str  # as the summaries and tables head it; "@k" is the run's k
     rate: bool = True  # a share in [0, 1], shown in percent; else a mean count (pages)
     # How scoring computes a metric kept by mean only: the mean of this per-query array of
     # scoring.Scores (for Chroma's metrics, its entry in Scores.chroma) over the queries
@@ -44,6 +43,7 @@ class Metric:
     # A series computed from the stored ones (by name) and the run's complete_at, instead of
     # stored per query: complete from coverage.
     derive: Callable[[Mapping[str, Any], float], Any] | None = None
+    in_budget: bool = False  # measured on the chunks within the context budget
     headline: bool = False  # in the terminal summary's table and the information lines
     reported: bool = True  # a column of the report's tables
 
@@ -52,8 +52,10 @@ class Metric:
         """Its series is kept per query in results.json and the baselines."""
         return self.series is not None and self.derive is None
 
-    def title(self, k: int, budget: int) -> str:
-        return self.label.replace("@k", f"@{k}").replace("@budget", f"@{budget:,}")
+    def title(self, k: int, budget: int | None = None) -> str:
+        """The label with the run's k, and its budget when given and it is measured in one."""
+        title = self.label.replace("@k", f"@{k}")
+        return f"{title} @{budget:,}" if self.in_budget and budget is not None else title
 
 
 def _complete(series: Mapping[str, Any], complete_at: float):
@@ -64,10 +66,11 @@ def _complete(series: Mapping[str, Any], complete_at: float):
 # seed's four are gated by default; the rank metrics are reported, precision and IoU have no
 # per-query series in a baseline.
 METRICS: tuple[Metric, ...] = (
-    Metric("recall_at_k", "coverage", True, "R@k", optional=False, headline=True),
-    Metric("budget_recall", "budget_coverage", True, "budget recall @budget", optional=False,
-           headline=True),
-    Metric("complete_rate", "complete", True, "complete", optional=False, derive=_complete),
+    Metric("recall_at_k", "coverage", True, "Recall@k", optional=False, headline=True),
+    Metric("budget_recall", "budget_coverage", True, "budget recall", optional=False,
+           in_budget=True, headline=True),
+    Metric("complete_rate", "complete", True, "complete rate", optional=False,
+           derive=_complete),
     Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k", optional=False, hit=True),
     Metric("precision", None, False, "precision", scores="precision"),
     Metric("iou", None, False, "IoU", scores="iou"),
@@ -85,8 +88,8 @@ METRICS: tuple[Metric, ...] = (
     # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
     # pages (document, page) the chunks within the budget come from (scoring/pages.py)
     Metric("page_hit_at_k", None, False, "page hit@k", scores="page_hit", over="gold pages"),
-    Metric("budget_pages", None, False, "pages in budget @budget", rate=False,
-           scores="budget_pages", over="paged"),
+    Metric("budget_pages", None, False, "pages in budget", rate=False, scores="budget_pages",
+           over="paged", in_budget=True),
 )
 BY_NAME = {m.name: m for m in METRICS}
 # Metrics a per-query series stands behind: what the gate can compare.
@@ -94,6 +97,7 @@ COMPARED = tuple(m for m in METRICS if m.series is not None)
 GATED = tuple(m.name for m in METRICS if m.gated)
 OPTIONAL = tuple(m.name for m in METRICS if m.optional)
 HEADLINE = tuple(m.name for m in METRICS if m.headline)
+REPORTED = tuple(m for m in METRICS if m.reported)
 STORED = tuple(m for m in COMPARED if m.stored)
 SERIES = tuple(m.series for m in STORED)  # stored per query
 # The stored series of the optional metrics (rr, ndcg): a row or an entry may lack them.

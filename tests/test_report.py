@@ -109,7 +109,7 @@ def test_paired_difference_column_against_fixed_400(tmp_path):
     # fixed-200 vs fixed-400 differ by exactly 2.0 points on every query: a zero-width interval.
     assert "| fixed-200 | 21.3 ± 3.4 | 37.3 ± 1.4 |" in md
     assert "-8.8 [-8.8, -8.8] | +2.0 [+2.0, +2.0] |" in md
-    assert "Δ budget vs fixed-400" in md
+    assert "Δ budget recall vs fixed-400" in md
 
 
 def test_failed_write_leaves_the_old_reports(tmp_path, monkeypatch):
