@@ -127,10 +127,9 @@ def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
     then one line counting the cases that are ok (with `every_row`, pytest's -v, their rows
     too). A row holds the headline metrics (metrics.HEADLINE: Recall@k, budget recall) as
     baseline, now, difference and its interval, in points, and the verdict, naming every
-    metric that moved beyond its bounds; each
-    interval's level in the header (or at the interval, when they differ), and once why it is
-    wider than 95%. Columns are as wide as the longest name in them. Each row's `verdicts`
-    are read back as the gate's outcomes."""
+    metric that moved beyond its bounds; each interval's level in the header (or at the
+    interval, when they differ), and once why it is wider than 95%. Columns are as wide as
+    the longest name in them. Each row's `verdicts` are read back as the gate's outcomes."""
     cases = [Outcome.from_row(r) for r in rows]
     order = {"regressed": 0, "improved": 1, "ok": 2}
     shown = [o.verdict for case in cases for o in case if o.metric in HEADLINE]
