@@ -46,6 +46,7 @@ class Metric:
     in_budget: bool = False  # measured on the chunks within the context budget
     headline: bool = False  # in the terminal summary's table and the information lines
     reported: bool = True  # a column of the report's tables
+    short: str = ""  # its head in the terminal's compact table; "": not shown there
 
     @property
     def stored(self) -> bool:
@@ -57,6 +58,9 @@ class Metric:
         title = self.label.replace("@k", f"@{k}")
         return f"{title} @{budget:,}" if self.in_budget and budget is not None else title
 
+    def short_title(self, k: int, budget: int) -> str:
+        return self.short.replace("@k", f"@{k}").replace("@budget", f"@{budget}")
+
 
 def _complete(series: Mapping[str, Any], complete_at: float):
     return series["coverage"] >= complete_at
@@ -66,12 +70,14 @@ def _complete(series: Mapping[str, Any], complete_at: float):
 # seed's four are gated by default; the rank metrics are reported, precision and IoU have no
 # per-query series in a baseline.
 METRICS: tuple[Metric, ...] = (
-    Metric("recall_at_k", "coverage", True, "Recall@k", optional=False, headline=True),
+    Metric("recall_at_k", "coverage", True, "Recall@k", optional=False, headline=True,
+           short="R@k"),
     Metric("budget_recall", "budget_coverage", True, "budget recall", optional=False,
-           in_budget=True, headline=True),
+           in_budget=True, headline=True, short="B@budget"),
     Metric("complete_rate", "complete", True, "complete rate", optional=False,
-           derive=_complete),
-    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k", optional=False, hit=True),
+           derive=_complete, short="cpl"),
+    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k", optional=False, hit=True,
+           short="hit"),
     Metric("precision", None, False, "precision", scores="precision"),
     Metric("iou", None, False, "IoU", scores="iou"),
     Metric("mrr_at_k", "rr", False, "MRR@k"),
@@ -87,9 +93,10 @@ METRICS: tuple[Metric, ...] = (
            reported=False),
     # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
     # pages (document, page) the chunks within the budget come from (scoring/pages.py)
-    Metric("page_hit_at_k", None, False, "page hit@k", scores="page_hit", over="gold pages"),
+    Metric("page_hit_at_k", None, False, "page hit@k", scores="page_hit", over="gold pages",
+           short="page"),
     Metric("budget_pages", None, False, "pages in budget", rate=False, scores="budget_pages",
-           over="paged", in_budget=True),
+           over="paged", in_budget=True, short="pgs"),
 )
 BY_NAME = {m.name: m for m in METRICS}
 # Metrics a per-query series stands behind: what the gate can compare.
@@ -98,6 +105,7 @@ GATED = tuple(m.name for m in METRICS if m.gated)
 OPTIONAL = tuple(m.name for m in METRICS if m.optional)
 HEADLINE = tuple(m.name for m in METRICS if m.headline)
 REPORTED = tuple(m for m in METRICS if m.reported)
+COMPACT = tuple(m for m in METRICS if m.short)
 STORED = tuple(m for m in COMPARED if m.stored)
 SERIES = tuple(m.series for m in STORED)  # stored per query
 # The stored series of the optional metrics (rr, ndcg): a row or an entry may lack them.

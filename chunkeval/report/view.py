@@ -247,14 +247,14 @@ def _differenced() -> list[Metric]:
     return [BY_NAME[n] for n in HEADLINE if BY_NAME[n].stored]
 
 
-def _columns(view: View, qs: str | None) -> list[Metric]:
+def columns(view: View, qs: str | None, among: tuple[Metric, ...] = REPORTED) -> list[Metric]:
     """The metrics of a retriever table's columns, those of pages for a corpus with pages."""
     pages = qs is not None and paged(view, qs)
-    return [m for m in REPORTED if pages or m.name not in PAGE_METRICS]
+    return [m for m in among if pages or m.name not in PAGE_METRICS]
 
 
 def retriever_header(view: View, ref: str | None, qs: str | None = None) -> list[str]:
-    return ["strategy", *(m.title(view.k, view.budget) for m in _columns(view, qs)),
+    return ["strategy", *(m.title(view.k, view.budget) for m in columns(view, qs)),
             *(f"Δ {m.title(view.k)} vs {ref}" for m in _differenced())]
 
 
@@ -263,7 +263,7 @@ def retriever_cells(view: View, qs: str, s: str, ret: str, diffs: dict) -> list[
     if row is None:
         return None
     d = diffs.get(s) or {}
-    return [(pct if m.rate else count)(stat(row, m.name), sep=" ± ") for m in _columns(view, qs)
+    return [(pct if m.rate else count)(stat(row, m.name), sep=" ± ") for m in columns(view, qs)
             ] + [diff_text(d.get(m.series)) for m in _differenced()]
 
 
