@@ -103,11 +103,13 @@ class Scores:
 
     def per_query(self) -> list[PerQuery]:
         """The rows of results.json's per_query: enough to recompute every mean."""
-        return [PerQuery(qid, **{m.series: bool(getattr(self, m.series)[i]) if m.hit
-                                 else round(float(getattr(self, m.series)[i]), 6)
-                                 for m in STORED},
-                         retrieved=[list(r) for r in ret], best=int(b) if b >= 0 else None)
-                for i, (qid, ret, b) in enumerate(zip(self.query_ids, self.retrieved, self.best))]
+        names = [m.series for m in STORED]
+        columns = [[bool(v) for v in getattr(self, m.series).tolist()] if m.hit
+                   else [round(v, 6) for v in getattr(self, m.series).tolist()] for m in STORED]
+        return [PerQuery(qid, **dict(zip(names, values)), retrieved=[list(r) for r in ret],
+                         best=b if b >= 0 else None)
+                for qid, ret, b, *values in zip(self.query_ids, self.retrieved,
+                                                self.best.tolist(), *columns)]
 
 
 def _taken_within(lengths: Sequence[int], budget: int) -> int:
