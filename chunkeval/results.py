@@ -137,8 +137,12 @@ class PerQuery:
 
     def scored(self) -> dict[str, Any]:
         """Its value of each stored series, an optional one only when it has it."""
-        return {m.series: getattr(self, m.series) for m in STORED
-                if not m.optional or getattr(self, m.series) is not None}
+        out = {}
+        for m in STORED:
+            value = getattr(self, m.series)
+            if value is not None or not m.optional:
+                out[m.series] = value
+        return out
 
     def to_json(self) -> dict:
         out = {"id": self.id, **self.scored(), "retrieved": self.retrieved}
