@@ -17,9 +17,9 @@ from pathlib import Path
 from . import config, strategies
 from .errors import EXIT_NOT_COMPARED, ChunkevalError, StrategyFailed
 from .gate.base import BaseSide, head
+from .gate.entry import BaselineEntry
 from .gate.baselines import key
 from .gate.outcome import decide
-from .results import BaselineEntry
 from .session import Session
 from .store import atomic_write
 from .retrieval.identity import is_own_retriever

@@ -1,28 +1,33 @@
-"""What a run measured, as types: Settings, the METRICS table, PerQuery, Result, Results and
-BaselineEntry.
+"""What a run measured, as types: Settings, PerQuery, Result, Failure and Results.
 
-`results.json` is `Results.to_json()`; a baseline file's entries are `BaselineEntry.to_json()`.
-Each `from_json` checks everything once - types, lengths, finite rates in [0, 1], per-query
-rows complete - and raises InputError naming the file and the first field that is wrong, so
-the stages that read these files (merge, compare, the reports, the gate) never check again.
+`results.json` is `Results.to_json()`. Each `from_json` checks everything once - types,
+lengths, finite rates in [0, 1], per-query rows complete - and raises InputError naming the
+file and the first field that is wrong (checking.Check), so the stages that read these files
+(merge, compare, the reports, the gate) never check again. The metric table is metrics.py, the
+measured values besides the rows measured.py, a baseline's entry gate/entry.py.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
-from .errors import InputError
+from .checking import Check
+from .measured import ChunkStats, CutRate, Overlap, Seconds, Stat
+from .metrics import (BY_NAME, COMPARED, DECIMALS, GATED, LATE_SERIES, METRICS, OPTIONAL,
+                      SERIES, STORED, Metric, series)
 
 if TYPE_CHECKING:  # imported where series are made: reading settings and results needs none
     import numpy as np
 
-SCHEMA = 1
-# Per-query values in a baseline are rounded to this many decimals (readable diffs).
-DECIMALS = 4
+# Names read from here before the table and the measured values had modules of their own.
+__all__ = ["SCHEMA", "MAX_K", "ANALYZERS", "AUTO_ANALYZER", "COVERAGE_RULES", "Settings",
+           "DEFAULTS", "Check", "Stat", "CutRate", "Overlap", "ChunkStats", "Seconds", "Span",
+           "span_of", "PerQuery", "Result", "Failure", "CorpusSummary", "QuerySetSummary",
+           "Results", "Metric", "METRICS", "BY_NAME", "COMPARED", "GATED", "OPTIONAL",
+           "SERIES", "LATE_SERIES", "DECIMALS", "series"]
 
+SCHEMA = 1
 
 # The largest k a run takes. A ranking is kept as int64 [queries, k] for every strategy x
 # retriever, and the metrics read it whole: at 800 queries, 10,000 is 64 MB a ranking, while
@@ -91,234 +96,6 @@ class Settings:
 DEFAULTS = Settings()
 
 
-@dataclass(frozen=True)
-class Metric:
-    name: str  # as results.json, baselines and the gate spell it
-    series: str | None  # the per-query series it is the mean of; None: summary only
-    gated: bool  # gated by default (docs/method.md, "How much to trust the gate")
-    label: str  # as tables show it; "k" is the run's k
-    rate: bool = True  # a share in [0, 1]; else a mean count (pages)
-    # How scoring computes it: the mean of this per-query array of scoring.Scores (for
-    # Chroma's metrics, its entry in Scores.chroma) over the queries `over` names: "all",
-    # "positional" (those with spans), "gold pages" (those with gold pages) or "paged"
-    # (every query, of a view with pages).
-    scores: str = ""
-    over: str = "all"
-    optional: bool = True  # recorded since the rank metrics exist: older files may lack it
-    stored: bool = True  # its series is kept per query (else derived: complete from coverage)
-
-    def title(self, k: int) -> str:
-        return self.label.replace("@k", f"@{k}")
-
-
-# The order is results.json's and the verdicts'. The seed's four are gated by default; the
-# rank metrics are reported, precision and IoU have no per-query series in a baseline.
-METRICS: tuple[Metric, ...] = (
-    Metric("recall_at_k", "coverage", True, "Recall@k", scores="coverage", optional=False),
-    Metric("budget_recall", "budget_coverage", True, "budget recall",
-           scores="budget_coverage", optional=False),
-    Metric("complete_rate", "complete", True, "complete rate", scores="complete",
-           optional=False, stored=False),
-    Metric("doc_hit_at_k", "doc_hit", True, "doc hit@k", scores="doc_hit", optional=False),
-    Metric("precision", None, False, "precision", scores="precision"),
-    Metric("iou", None, False, "IoU", scores="iou"),
-    Metric("mrr_at_k", "rr", False, "MRR@k", scores="rr"),
-    Metric("ndcg_at_k", "ndcg", False, "nDCG@k", scores="ndcg"),
-    # Chroma's chunking evaluation's own definitions (scoring/positional.py)
-    Metric("chroma_recall", None, False, "Chroma recall", scores="chroma", over="positional"),
-    Metric("chroma_precision", None, False, "Chroma precision", scores="chroma",
-           over="positional"),
-    Metric("chroma_iou", None, False, "Chroma IoU", scores="chroma", over="positional"),
-    Metric("precision_omega", None, False, "precision Ω", scores="chroma", over="positional"),
-    # Corpora with pages (PDF): a top-k chunk of the gold document on a gold page, and the
-    # pages (document, page) the chunks within the budget come from (scoring/pages.py)
-    Metric("page_hit_at_k", None, False, "page hit@k", scores="page_hit", over="gold pages"),
-    Metric("budget_pages", None, False, "pages in budget", rate=False, scores="budget_pages",
-           over="paged"),
-)
-BY_NAME = {m.name: m for m in METRICS}
-# Metrics a per-query series stands behind: what the gate can compare.
-COMPARED = tuple(m for m in METRICS if m.series is not None)
-GATED = tuple(m.name for m in METRICS if m.gated)
-OPTIONAL = tuple(m.name for m in METRICS if m.optional)
-SERIES = tuple(m.series for m in COMPARED if m.stored)  # stored per query
-# The stored series of the optional metrics (rr, ndcg): a row or an entry may lack them.
-LATE_SERIES = tuple(m.series for m in COMPARED if m.stored and m.optional)
-
-
-# -- checking ---------------------------------------------------------------------------------
-class Check:
-    """Raises InputError(where, "<path>.<field> ...") on the first thing wrong."""
-
-    def __init__(self, where: str, path: str = ""):
-        self.where, self.path = where, path
-
-    def at(self, part: str | int) -> "Check":
-        sub = f"[{part}]" if isinstance(part, int) else (f".{part}" if self.path else part)
-        return Check(self.where, self.path + sub)
-
-    def fail(self, name: str | None, problem: str):
-        field_ = self.path if name is None else (f"{self.path}.{name}" if self.path else name)
-        raise InputError(self.where, f"{field_} {problem}" if field_ else problem)
-
-    def that(self, ok: bool, name: str | None, problem: str) -> None:
-        if not ok:
-            self.fail(name, problem)
-
-    def object(self, data: Any, name: str | None = None) -> None:
-        self.that(isinstance(data, dict), name, "is missing or not an object")
-
-    def has(self, data: dict, *keys: str) -> None:
-        for k in keys:
-            self.that(k in data, k, "is missing")
-
-    def string(self, value: Any, name: str, empty: bool = False) -> None:
-        self.that(isinstance(value, str) and (empty or bool(value)), name,
-                  f"is {value!r}, not a string")
-
-    def count(self, value: Any, name: str, least: int = 0) -> None:
-        self.that(type(value) is int and value >= least, name,
-                  f"is {value!r}, not a whole number >= {least}")
-
-    def number(self, value: Any, name: str, least: float | None = 0.0) -> None:
-        self.that(_finite(value) and (least is None or value >= least), name,
-                  f"is {value!r}, not a finite number" + (f" >= {least:g}" if least is not None
-                                                          else ""))
-
-    def rate(self, value: Any, name: str) -> None:
-        self.that(_rate(value), name, f"is {value!r}, not a number in [0, 1]")
-
-
-def _finite(x: Any) -> bool:
-    return type(x) in (int, float) and math.isfinite(x)
-
-
-def _rate(x: Any) -> bool:
-    return _finite(x) and 0 <= x <= 1
-
-
-# -- a result ---------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Stat:
-    """A mean over queries and its standard error."""
-
-    value: float
-    se: float
-
-    def to_json(self) -> dict:
-        return {"value": self.value, "se": self.se}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check, rate: bool = True) -> "Stat":
-        check.object(data)
-        check.has(data, "value", "se")
-        if rate:
-            check.rate(data["value"], "value")
-        else:
-            check.number(data["value"], "value")
-        check.number(data["se"], "se")
-        return cls(data["value"], data["se"])
-
-
-@dataclass(frozen=True, slots=True)
-class CutRate:
-    """Share of table and pre blocks with a chunk boundary strictly inside them."""
-
-    value: float
-    blocks: int
-    cut: int
-
-    def to_json(self) -> dict:
-        return {"value": self.value, "blocks": self.blocks, "cut": self.cut}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "CutRate":
-        check.object(data)
-        check.has(data, "value", "blocks", "cut")
-        check.rate(data["value"], "value")
-        check.count(data["blocks"], "blocks")
-        check.count(data["cut"], "cut")
-        check.that(data["cut"] <= data["blocks"], "cut", "is above blocks")
-        return cls(data["value"], data["blocks"], data["cut"])
-
-
-@dataclass(frozen=True, slots=True)
-class Overlap:
-    """Realised overlap between neighbouring chunks of one document."""
-
-    boundaries: int
-    zero: int
-    mean: float
-    max: int
-
-    def to_json(self) -> dict:
-        return {"boundaries": self.boundaries, "zero": self.zero, "mean": self.mean,
-                "max": self.max}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "Overlap":
-        check.object(data)
-        check.has(data, "boundaries", "zero", "mean", "max")
-        for name in ("boundaries", "zero", "max"):
-            check.count(data[name], name)
-        check.number(data["mean"], "mean")
-        return cls(data["boundaries"], data["zero"], data["mean"], data["max"])
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkStats:
-    """A strategy's chunks on one corpus view: count, lengths, overlap, and the sha256 of the
-    whole output (equal hashes mean equal chunks, whatever the strategy's name)."""
-
-    count: int
-    mean_len: float
-    max_len: int
-    under_30: int
-    overlap: Overlap
-    hash: str | None = None
-
-    def to_json(self) -> dict:
-        out = {"count": self.count, "mean_len": self.mean_len, "max_len": self.max_len,
-               "under_30": self.under_30, "overlap": self.overlap.to_json()}
-        if self.hash is not None:
-            out["hash"] = self.hash
-        return out
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "ChunkStats":
-        check.object(data)
-        check.has(data, "count", "mean_len", "max_len", "under_30", "overlap")
-        for name in ("count", "max_len", "under_30"):
-            check.count(data[name], name)
-        check.number(data["mean_len"], "mean_len")
-        if data.get("hash") is not None:
-            check.that(_is_sha256(data["hash"]), "hash", "is not a sha256 hex digest")
-        return cls(data["count"], data["mean_len"], data["max_len"], data["under_30"],
-                   Overlap.from_json(data["overlap"], check.at("overlap")), data.get("hash"))
-
-
-@dataclass(frozen=True, slots=True)
-class Seconds:
-    split: float
-    index: float
-    search: float
-
-    @property
-    def total(self) -> float:
-        return self.split + self.index + self.search
-
-    def to_json(self) -> dict:
-        return {"split": self.split, "index": self.index, "search": self.search}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "Seconds":
-        check.object(data)
-        check.has(data, "split", "index", "search")
-        for name in ("split", "index", "search"):
-            check.number(data[name], name)
-        return cls(data["split"], data["index"], data["search"])
-
-
 Span = list  # [doc, start, end, length] of one retrieved chunk, as results.json lists it
 
 
@@ -335,6 +112,7 @@ class PerQuery:
     [doc, start, end, length], so every number recomputes from results.json."""
 
     id: str
+    # One field per stored series of the metric table (metrics.STORED), of the same name.
     coverage: float
     budget_coverage: float
     doc_hit: bool
@@ -357,12 +135,17 @@ class PerQuery:
         d, a, b, _ = self.retrieved[self.best]
         return f"{d}:{a}:{b}"
 
+    def scored(self) -> dict[str, Any]:
+        """Its value of each stored series, an optional one only when it has it."""
+        out = {}
+        for m in STORED:
+            value = getattr(self, m.series)
+            if value is not None or not m.optional:
+                out[m.series] = value
+        return out
+
     def to_json(self) -> dict:
-        out = {"id": self.id, "coverage": self.coverage, "budget_coverage": self.budget_coverage,
-               "doc_hit": self.doc_hit}
-        out |= {name: getattr(self, name) for name in LATE_SERIES
-                if getattr(self, name) is not None}
-        out["retrieved"] = self.retrieved
+        out = {"id": self.id, **self.scored(), "retrieved": self.retrieved}
         if self.best is not None:
             out["best"] = self.best
         return out
@@ -370,14 +153,15 @@ class PerQuery:
     @classmethod
     def from_json(cls, data: Any, check: Check) -> "PerQuery":
         check.object(data)
-        check.has(data, "id", "coverage", "budget_coverage", "doc_hit", "retrieved")
+        check.has(data, "id", *(m.series for m in STORED if not m.optional), "retrieved")
         check.string(data["id"], "id")
-        check.rate(data["coverage"], "coverage")
-        check.rate(data["budget_coverage"], "budget_coverage")
-        check.that(type(data["doc_hit"]) is bool, "doc_hit", "is not true or false")
-        for name in LATE_SERIES:
-            if data.get(name) is not None:
-                check.rate(data[name], name)
+        for m in STORED:
+            if m.optional and data.get(m.series) is None:
+                continue
+            if m.hit:
+                check.that(type(data[m.series]) is bool, m.series, "is not true or false")
+            else:
+                check.rate(data[m.series], m.series)
         spans = data["retrieved"]
         check.that(isinstance(spans, list), "retrieved", "is not a list")
         for i, s in enumerate(spans):
@@ -388,24 +172,8 @@ class PerQuery:
         if best is not None:
             check.that(type(best) is int and 0 <= best < len(spans), "best",
                        "is not the index of a retrieved chunk")
-        return cls(data["id"], data["coverage"], data["budget_coverage"], data["doc_hit"],
-                   data.get("rr"), data.get("ndcg"), spans, best)
-
-
-def series(rows: Sequence[PerQuery], complete_at: float) -> dict[str, np.ndarray]:
-    """The per-query series behind the compared metrics, rounded as a baseline stores them;
-    `complete` is derived from coverage, `rr` and `ndcg` only when every row has them."""
-    import numpy as np
-
-    cov = np.round([q.coverage for q in rows], DECIMALS)
-    out = {"coverage": cov,
-           "budget_coverage": np.round([q.budget_coverage for q in rows], DECIMALS),
-           "complete": (cov >= complete_at).astype(float),
-           "doc_hit": np.array([float(q.doc_hit) for q in rows])}
-    for name in LATE_SERIES:
-        if rows and all(getattr(q, name) is not None for q in rows):
-            out[name] = np.round([getattr(q, name) for q in rows], DECIMALS)
-    return out
+        return cls(data["id"], **{m.series: data.get(m.series) for m in STORED},
+                   retrieved=spans, best=best)
 
 
 @dataclass
@@ -487,7 +255,7 @@ class Result:
         m = data["metrics"]
         mc = check.at("metrics")
         mc.object(m)
-        mc.has(m, "cut_rate", *(x.name for x in METRICS if x.name not in OPTIONAL))
+        mc.has(m, "cut_rate", *(x.name for x in METRICS if not x.optional))
         metrics = {x.name: Stat.from_json(m[x.name], mc.at(x.name), x.rate) for x in METRICS
                    if x.name in m}
         unknown = sorted(set(m) - set(BY_NAME) - {"cut_rate"})
@@ -727,184 +495,3 @@ def _check_shard(shard: Any, check: Check) -> None:
         "is not a list of retrievers for each strategy")
 
 
-# -- a baseline entry -------------------------------------------------------------------------
-# What a retriever's numbers depend on besides the chunks: recorded per entry, and an entry
-# made under other values is not compared.
-RETRIEVER_FIELDS = ("retriever_version", "analyzer")
-MIN_NOISE_TRIALS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class Noise:
-    """The differences harmless variants of a strategy made against an entry: their mean,
-    standard deviation and count (chunkeval calibrate --record)."""
-
-    offset: float
-    sd: float
-    trials: int
-
-    def to_json(self) -> dict:
-        return {"offset": self.offset, "sd": self.sd, "trials": self.trials}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "Noise":
-        check.object(data)
-        check.that(_finite(data.get("offset")) and -1 <= data["offset"] <= 1, "offset",
-                   f"is {data.get('offset')!r}, not a number in [-1, 1]")
-        check.number(data.get("sd"), "sd")
-        check.count(data.get("trials"), "trials", least=MIN_NOISE_TRIALS)
-        return cls(data["offset"], data["sd"], data["trials"])
-
-
-@dataclass
-class BaselineEntry:
-    """What a baseline keeps of one result: the metric means, the per-query series the
-    verdict pairs with a new run's, the chunk output's hash and, once calibrated, the noise
-    floor of each metric."""
-
-    metrics: dict[str, float]
-    cut_rate: float
-    chunks: int
-    per_query: dict[str, list]  # series name (SERIES, "first") -> one value a query
-    chunks_hash: str | None = None
-    params: dict | None = None
-    retriever_version: str | None = None
-    analyzer: str | None = None
-    noise: dict[str, Noise] = field(default_factory=dict)
-    # doc id -> the hash of the strategy's chunks of that document (evaluate.document_hashes):
-    # what tells, on a changed corpus, whether the chunking of the other documents changed
-    documents: dict[str, str] | None = None
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[PerQuery], complete_at: float, *, cut_rate: float,
-                  chunks: ChunkStats, params: dict | None = None,
-                  retriever_version: str | None = None, analyzer: str | None = None,
-                  first: bool = True) -> "BaselineEntry":
-        s = series(rows, complete_at)
-        per_query = {"coverage": s["coverage"].tolist(),
-                     "budget_coverage": s["budget_coverage"].tolist(),
-                     "doc_hit": s["doc_hit"].astype(int).tolist()}
-        per_query |= {n: s[n].tolist() for n in LATE_SERIES if n in s}
-        if first:  # the chunk that held the most gold: what a failure message shows
-            per_query["best"] = [q.best_span for q in rows]
-        return cls(metrics={m.name: round(float(s[m.series].mean()), DECIMALS)
-                            if len(s[m.series]) else 0.0
-                            for m in COMPARED if m.series in s},
-                   cut_rate=round(float(cut_rate), DECIMALS), chunks=chunks.count,
-                   per_query=per_query, chunks_hash=chunks.hash, params=params,
-                   retriever_version=retriever_version, analyzer=analyzer)
-
-    @classmethod
-    def from_result(cls, result: Result, complete_at: float,
-                    params: dict | None = None) -> "BaselineEntry":
-        return cls.from_rows(result.per_query, complete_at, cut_rate=result.cut_rate.value,
-                             chunks=result.chunks, params=params,
-                             retriever_version=result.retriever_version,
-                             analyzer=result.analyzer)
-
-    def series(self, complete_at: float) -> dict[str, np.ndarray]:
-        """The per-query series as `series` gives a result's."""
-        import numpy as np
-
-        pq = self.per_query
-        cov = np.asarray(pq["coverage"], dtype=float)
-        out = {"coverage": cov, "budget_coverage": np.asarray(pq["budget_coverage"], dtype=float),
-               "complete": (cov >= complete_at).astype(float),
-               "doc_hit": np.asarray(pq["doc_hit"], dtype=float)}
-        return out | {n: np.asarray(pq[n], dtype=float) for n in LATE_SERIES if n in pq}
-
-    @property
-    def best(self) -> tuple[list[str | None], bool]:
-        """Per query, the span of the chunk that held the most gold, and True; a file
-        recorded before that was kept gives the first retrieved chunk's, and False."""
-        if "best" in self.per_query:
-            return self.per_query["best"], True
-        return self.per_query.get("first") or [None] * len(self.per_query["coverage"]), False
-
-    def same_measurement(self, other: "BaselineEntry") -> bool:
-        """True when a noise floor measured against `other` holds for this entry too."""
-        return (self.per_query == other.per_query and self.chunks_hash == other.chunks_hash
-                and all(getattr(self, f) == getattr(other, f) for f in RETRIEVER_FIELDS))
-
-    def to_json(self) -> dict:
-        out: dict[str, Any] = {k: getattr(self, k) for k in RETRIEVER_FIELDS
-                               if getattr(self, k) is not None}
-        out |= {"metrics": dict(self.metrics), "cut_rate": self.cut_rate, "chunks": self.chunks}
-        if self.chunks_hash:
-            out["chunks_hash"] = self.chunks_hash
-        if self.params is not None:
-            out["params"] = self.params
-        out["per_query"] = {k: list(v) for k, v in self.per_query.items()}
-        if self.noise:
-            out["noise"] = {m: n.to_json() for m, n in self.noise.items()}
-        if self.documents is not None:
-            out["documents"] = dict(self.documents)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Any, where: str, name: str = "entry") -> "BaselineEntry":
-        check = Check(where, name)
-        check.object(data)
-        check.has(data, "metrics", "cut_rate", "chunks", "per_query")
-        mc = check.at("metrics")
-        mc.object(data["metrics"])
-        for m in COMPARED:
-            if not (m.name in OPTIONAL and m.name not in data["metrics"]):
-                mc.rate(data["metrics"].get(m.name), m.name)
-        check.rate(data["cut_rate"], "cut_rate")
-        check.count(data["chunks"], "chunks")
-        if "chunks_hash" in data:
-            check.that(_is_sha256(data["chunks_hash"]), "chunks_hash",
-                       "is not a sha256 hex digest")
-        if "params" in data:
-            check.object(data["params"], "params")
-        for f in RETRIEVER_FIELDS:
-            if f in data:
-                check.string(data[f], f)
-        noise = data.get("noise", {})
-        nc = check.at("noise")
-        nc.object(noise)
-        for m in noise:
-            nc.that(m in BY_NAME, m, f"is not a metric (known: {', '.join(BY_NAME)})")
-        pq = data["per_query"]
-        pc = check.at("per_query")
-        pc.object(pq)
-        lengths = set()
-        for s in SERIES:
-            if s in LATE_SERIES and s not in pq:
-                continue
-            values = pq.get(s)
-            pc.that(isinstance(values, list), s, "is missing or not a list")
-            ok = (lambda v: v in (0, 1) and type(v) is int) if s == "doc_hit" else _rate
-            bad = next((i for i, v in enumerate(values) if not ok(v)), None)
-            if bad is not None:
-                pc.fail(f"{s}[{bad}]", f"is {values[bad]!r}, not "
-                        + ("0 or 1" if s == "doc_hit" else "a number in [0, 1]"))
-            lengths.add(len(values))
-        for name in ("best", "first"):
-            if name in pq:
-                spans = pq[name]
-                pc.that(isinstance(spans, list) and all(f is None or isinstance(f, str)
-                                                        for f in spans),
-                        name, "is not a list of 'doc:start:end' spans")
-                lengths.add(len(spans))
-        pc.that(len(lengths) <= 1, None, "lists differ in length")
-        documents = data.get("documents")
-        if documents is not None:
-            check.that(isinstance(documents, dict) and all(
-                isinstance(v, str) for v in documents.values()), "documents",
-                "is not an object of chunk hashes by document")
-        return cls(metrics=dict(data["metrics"]), cut_rate=data["cut_rate"],
-                   chunks=data["chunks"], per_query={k: list(v) for k, v in pq.items()},
-                   chunks_hash=data.get("chunks_hash"), params=data.get("params"),
-                   retriever_version=data.get("retriever_version"), analyzer=data.get("analyzer"),
-                   noise={m: Noise.from_json(n, nc.at(m)) for m, n in noise.items()},
-                   documents=documents)
-
-
-def _is_sha256(value: Any) -> bool:
-    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
-
-
-def with_noise(entry: BaselineEntry, noise: dict[str, Noise]) -> BaselineEntry:
-    return replace(entry, noise=dict(noise))

@@ -26,7 +26,8 @@ from .gate.power import SetPower, coverage_sd, set_power
 from .gate.verdict import Tolerance
 from .model import Corpus, QuerySet
 from .outside import length_function
-from .results import ANALYZERS, AUTO_ANALYZER, COMPARED, COVERAGE_RULES, Results, Settings
+from .metrics import COMPARED
+from .results import ANALYZERS, AUTO_ANALYZER, COVERAGE_RULES, Results, Settings
 from .shard import Shard, measured_seconds, parse
 from .store import outputs_file
 from .strategies.defaults import default_retrievers

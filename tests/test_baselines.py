@@ -9,7 +9,7 @@ import pytest
 from chunkeval.errors import BaselineError, ConfigError
 from chunkeval.gate.baselines import Baseline, Record, dumps
 from chunkeval.gate.verdict import Tolerance, compare
-from chunkeval.results import BaselineEntry, Noise
+from chunkeval.gate.entry import BaselineEntry, Noise
 from helpers import a_result as _result
 
 COMPLETE_AT = 0.95

@@ -99,7 +99,7 @@ def test_run_writes_the_three_files_and_compare_reads_them(corpus_dir, tmp_path,
     assert main(["compare", "structure-400", "fixed-200", "--results",
                  str(out / "results.json")]) == 0
     text = capsys.readouterr().out
-    assert "recall@k" in text and "95% CI" in text
+    assert "Recall@k" in text and "95% CI" in text
     assert main(["compare", "structure-400", "nope", "--results", str(out / "results.json")]) == 2
 
 

@@ -17,7 +17,7 @@ from chunkeval.errors import BaselineError
 from chunkeval.evaluate import Evaluation, corpus_summary
 from chunkeval.gate.baselines import Baseline, Record, check_same_retriever, update_file
 from chunkeval.gate.verdict import Tolerance, compare
-from chunkeval.results import BaselineEntry
+from chunkeval.gate.entry import BaselineEntry
 
 pytestmark = pytest.mark.corpus
 

@@ -232,7 +232,8 @@ def test_pytest_sees_every_hook_and_fixture_through_the_entry_point_module():
 SCORING = PACKAGE / "scoring"
 SCORING_LAYERS = (("shingling", "scores", "chunks"), ("sets", "fast", "positional", "pages"),
                   ("__init__",))
-BELOW_SCORING = ("model", "errors", "outside", "results", "stats")
+BELOW_SCORING = ("model", "errors", "outside", "results", "stats", "metrics", "checking",
+                 "measured")
 
 
 def layer_breaks(graph: dict[Path, set[Path]], layers: dict[Path, int]) -> list[str]:

@@ -207,7 +207,7 @@ def test_mrr_and_ndcg_graded_by_the_coverage_each_rank_adds():
 
 
 def test_the_summary_follows_the_metric_table():
-    from chunkeval.results import METRICS
+    from chunkeval.metrics import METRICS
     from chunkeval.scoring import CHROMA_METRICS
 
     plain = Scores.blank(["a", "b", "c"], (), {})

@@ -26,7 +26,7 @@ import chunkeval.evaluate  # noqa: F401
 from chunkeval import strategies
 from chunkeval.gate import baselines
 from chunkeval.gate.baselines import Baseline
-from chunkeval.results import BaselineEntry
+from chunkeval.gate.entry import BaselineEntry
 
 pytest_plugins = ["pytester"]
 

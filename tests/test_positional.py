@@ -13,7 +13,7 @@ from chunkeval.errors import BaselineError, ConfigError
 from chunkeval.gate.baselines import Baseline, Record
 from chunkeval.scoring import CHROMA_METRICS, chroma_metrics, coverage_rule, score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
-from chunkeval.results import BaselineEntry
+from chunkeval.gate.entry import BaselineEntry
 from helpers import a_result
 
 ROW = "| operating profit | 1083 | 1063 | 1030 |\n"

@@ -21,8 +21,8 @@ def test_table_lists_every_strategy_with_percent_and_se():
     for name in STRATEGIES:
         assert any(line.startswith(name + " ") for line in lines), name
     row = next(line for line in lines if line.startswith("fixed-200 "))
-    # cut, chunks, mean length, then bm25 R@5 and budget recall with SE, doc hit, complete
-    assert re.search(r"80\.0\s+3,440\s+200\s+21\.3±3\.4\s+37\.3±1\.4\s+92\.1\s+23\.0", row), row
+    # cut, chunks, mean length, then bm25 R@5 and budget recall with SE, complete, doc hit
+    assert re.search(r"80\.0\s+3,440\s+200\s+21\.3±3\.4\s+37\.3±1\.4\s+23\.0\s+92\.1", row), row
     # lsa and hybrid follow on the same line when the width allows
     assert "20.3±3.4" in row and "19.3±3.4" in row
     assert "bm25" in text and "lsa" in text and "hybrid" in text
@@ -109,7 +109,7 @@ def test_paired_difference_column_against_fixed_400(tmp_path):
     # fixed-200 vs fixed-400 differ by exactly 2.0 points on every query: a zero-width interval.
     assert "| fixed-200 | 21.3 ± 3.4 | 37.3 ± 1.4 |" in md
     assert "-8.8 [-8.8, -8.8] | +2.0 [+2.0, +2.0] |" in md
-    assert "Δ budget vs fixed-400" in md
+    assert "Δ budget recall vs fixed-400" in md
 
 
 def test_failed_write_leaves_the_old_reports(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from chunkeval import retrieval
 from chunkeval.errors import (BaselineError, ConfigError, ContractError, StrategyFailed,
                               UnknownName)
 from chunkeval.gate.baselines import check_same_retriever
-from chunkeval.results import BaselineEntry
+from chunkeval.gate.entry import BaselineEntry
 from chunkeval.retrieval import analyzers
 from chunkeval.retrieval import embedding as embeddings
 from chunkeval.retrieval.lexical import BM25Index

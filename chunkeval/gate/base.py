@@ -207,7 +207,7 @@ class BaseRun:
                 "schema": 1, "corpus": {}, "settings": {},
                 "query_sets": {n: {"fingerprint": f, "keys": k}
                                for n, (f, k) in data["query_sets"].items()}})
-            from ..results import BaselineEntry
+            from .entry import BaselineEntry
 
             baseline.entries = {k: BaselineEntry.from_json(e, self.revision.label)
                                 for k, e in data["entries"].items()}

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from ..corpus.debian import BUILTIN_CORPORA
 from ..errors import BaselineError, ConfigError, InputError
-from ..results import RETRIEVER_FIELDS, BaselineEntry, Noise, Result, with_noise
+from ..results import Result
 from ..store import atomic_write
+from .entry import RETRIEVER_FIELDS, BaselineEntry, Noise, with_noise
 from .verdict import DEFAULT_TOLERANCE, Tolerance, compare
 
 SCHEMA = 1

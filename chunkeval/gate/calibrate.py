@@ -29,13 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .. import strategies
+from ..checking import Check
 from ..errors import ConfigError, InputError
+from ..measured import ChunkStats
+from ..metrics import COMPARED, STORED, Metric
 from ..model import Chunk, Document
 from ..progress import Progress
-from ..results import (COMPARED, DEFAULTS, BaselineEntry, Check, ChunkStats, Noise, PerQuery,
-                       Result)
+from ..results import DEFAULTS, PerQuery, Result
 from ..store import atomic_write
 from .baselines import key as baseline_key
+from .entry import BaselineEntry, Noise
 from .power import queries_needed
 from .verdict import Tolerance, compare
 
@@ -110,22 +113,23 @@ def variant(base: str | strategies.Strategy, shift: int, drop: float = 0.0
 def _kept(result: Result) -> dict:
     """What a verdict needs of a result, as the trials document keeps it: its per-query
     series, its cut rate and its chunk statistics."""
-    def row(q: PerQuery) -> dict:
-        out = {"coverage": q.coverage, "budget_coverage": q.budget_coverage,
-               "doc_hit": q.doc_hit}
-        return out | {k: getattr(q, k) for k in ("rr", "ndcg") if getattr(q, k) is not None}
-    return {"per_query": [row(q) for q in result.per_query],
+    return {"per_query": [q.scored() for q in result.per_query],
             "metrics": {"cut_rate": result.cut_rate.to_json()}, "chunks": result.chunks.to_json()}
+
+
+def _kept_value(row: dict, metric: Metric):
+    value = row.get(metric.series) if metric.optional else row[metric.series]
+    return bool(value) if metric.hit else value
 
 
 def entry_of(kept: dict, complete_at: float, where: str = "the calibration trials"
              ) -> BaselineEntry:
     """The baseline entry a kept result would record (InputError when it is not one)."""
     try:
-        rows = [PerQuery("", q["coverage"], q["budget_coverage"], bool(q["doc_hit"]),
-                         q.get("rr"), q.get("ndcg")) for q in kept["per_query"]]
+        rows = [PerQuery("", **{m.series: _kept_value(q, m) for m in STORED})
+                for q in kept["per_query"]]
         for i, q in enumerate(rows):
-            for name in ("coverage", "budget_coverage", "rr", "ndcg"):
+            for name in (m.series for m in STORED if not m.hit):
                 v = getattr(q, name)
                 if v is not None and not (type(v) in (int, float) and 0 <= v <= 1):
                     raise InputError(where, f"per_query[{i}].{name} is {v!r}, not a number in "

@@ -8,7 +8,8 @@ fingerprint guarantees the order), so rows pair by position.
 from __future__ import annotations
 
 from ..model import Block, Corpus, Document, QuerySet
-from ..results import BaselineEntry, Result, span_of
+from ..results import Result, span_of
+from .entry import BaselineEntry
 
 SHOWN = 5
 

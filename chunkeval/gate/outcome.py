@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..results import BaselineEntry, Result
+from ..results import Result
+from .entry import BaselineEntry
 from .verdict import Tolerance, Verdict, compare
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BaselineError
-from ..results import COMPARED, GATED, BaselineEntry, Noise
+from ..metrics import COMPARED, GATED
+from .entry import BaselineEntry, Noise
 
 if TYPE_CHECKING:  # imported by compare: a session that only configures the gate needs none
     import numpy as np

@@ -15,7 +15,7 @@ from ..gate import diffs
 from ..gate.baselines import Baseline, Record, check_same_retriever, key
 from ..gate.outcome import decide, pair
 from ..gate.verdict import family_note
-from ..results import BaselineEntry
+from ..gate.entry import BaselineEntry
 from ..session import Case
 from .against import Against, baseline_label, documents_changed
 from .state import NOT_COMPARED, PROBLEMS, PROPERTY, State, or_fail

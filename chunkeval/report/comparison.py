@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..gate.verdict import DEFAULT_TOLERANCE, NOISE_CONFIDENCE, family_note, level
-from ..results import METRICS
+from ..metrics import HEADLINE, METRICS
 from .html import CSS
 from .markdown import md_text
 from .svg import declare_language, escape
@@ -162,6 +162,6 @@ def information_markdown(rows: list[dict]) -> list[str]:
         lines += [f"| {_cell(r['strategy'])} | {_cell(r['retriever'])} | {_cell(r['query_set'])} "
                   f"| {m} | {r['recorded'][m] * 100:.1f} | {r['metrics'][m] * 100:.1f} |"
                   for r in info if r["info"] == said
-                  for m in ("recall_at_k", "budget_recall") if m in r["recorded"]]
+                  for m in HEADLINE if m in r["recorded"]]
         lines.append("")
     return lines

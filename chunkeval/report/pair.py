@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..metrics import COMPARED
 from ..results import Result, Results
 from ..stats import RESAMPLES, SEED, paired_bootstrap
 from .view import View
 
-# (label, per-query series) of the metrics compared
-COMPARED = (("recall@k", "coverage"), ("budget recall", "budget_coverage"),
-            ("complete rate", "complete"), ("doc hit@k", "doc_hit"))
+# the metrics compared: those gated by default
+PAIRED = tuple(m for m in COMPARED if m.gated)
 
 
 @dataclass
@@ -50,7 +50,8 @@ class PairedComparison:
         lines = [f"{self.names[0]} - {self.names[1]}, retriever {self.retriever}, query set "
                  f"{self.query_set} ({len(sa['coverage'])} queries; paired bootstrap, "
                  f"{RESAMPLES:,} resamples, seed {SEED})"]
-        for metric, src in COMPARED:
+        for m in PAIRED:
+            metric, src = m.label, m.series
             ci = paired_bootstrap(sa[src], sb[src])
             verdict = "difference shown" if ci.shows_difference else "no difference shown"
             lines.append(f"  {metric:<14} {sa[src].mean()*100:6.1f}% vs "

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from .. import problems as reported
 from ..gate.outcome import Outcome
 from ..gate.verdict import DEFAULT_TOLERANCE, family_note, level
+from ..metrics import BY_NAME, HEADLINE
 from .comparison import compared_line
 
 
@@ -62,7 +63,7 @@ def comparison_lines(rows: list[dict], strategies: list[str]) -> Iterator[str]:
         for r in (r for r in info if r["info"] == line):
             numbers = ", ".join(f"{m} {r['metrics'][m] * 100:.1f} (recorded "
                                 f"{r['recorded'][m] * 100:.1f})"
-                                for m in ("recall_at_k", "budget_recall") if m in r["recorded"])
+                                for m in HEADLINE if m in r["recorded"])
             yield f"  {r['strategy']} {r['retriever']} {r['query_set']}: {numbers}"
 
 
@@ -124,15 +125,14 @@ def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
                    every_row: bool = False) -> str:
     """The summary's table, answer first: the cases that regressed, then those that improved,
     then one line counting the cases that are ok (with `every_row`, pytest's -v, their rows
-    too). A row holds Recall@k and budget recall (baseline, now, difference and its interval,
-    in points) and the verdict, naming every metric that moved beyond its bounds; each
-    interval's level in the header (or at the interval, when they differ), and once why it is
-    wider than 95%. Columns are as wide as the longest name in them. Each row's `verdicts`
-    are read back as the gate's outcomes."""
+    too). A row holds the headline metrics (metrics.HEADLINE: Recall@k, budget recall) as
+    baseline, now, difference and its interval, in points, and the verdict, naming every
+    metric that moved beyond its bounds; each interval's level in the header (or at the
+    interval, when they differ), and once why it is wider than 95%. Columns are as wide as
+    the longest name in them. Each row's `verdicts` are read back as the gate's outcomes."""
     cases = [Outcome.from_row(r) for r in rows]
     order = {"regressed": 0, "improved": 1, "ok": 2}
-    shown = [o.verdict for case in cases for o in case
-             if o.metric in ("recall_at_k", "budget_recall")]
+    shown = [o.verdict for case in cases for o in case if o.metric in HEADLINE]
     levels = {level(v.confidence) for v in shown}
     one = levels.pop() if len(levels) == 1 else None
     width = 23 if one is None else 17  # an interval, and its level when they differ
@@ -161,8 +161,9 @@ def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
         return "".join(f"{c:<{w}}" for c, w in zip(cells, wide))
 
     group = f"{'base':>6}{'now':>6}{'diff':>7} {one or 'CI (level)':<{width}}"
-    head = (f"{'':<{sum(wide)}}{'Recall@k':<{len(group) + 1}}budget recall\n"
-            f"{names('strategy', 'retriever', 'query set')}{group} {group} verdict")
+    titles = "".join(f"{BY_NAME[m].label:<{len(group) + 1}}" for m in HEADLINE).rstrip()
+    head = (f"{'':<{sum(wide)}}{titles}\n{names('strategy', 'retriever', 'query set')}"
+            + " ".join(group for _ in HEADLINE) + " verdict")
     ranked = sorted(zip(rows, cases), key=lambda rc: (status(rc[1])[0], rc[0]["query_set"],
                                                       rc[0]["strategy"], rc[0]["retriever"]))
     fine = [(r, c) for r, c in ranked if status(c)[0] == order["ok"]]
@@ -172,8 +173,7 @@ def format_summary(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
     for r, case in ranked if every_row else [rc for rc in ranked if rc not in fine]:
         by = {o.metric: o for o in case}
         lines.append(f"{names(r['strategy'], r['retriever'], r['query_set'])}"
-                     f"{cell(by.get('recall_at_k'))} {cell(by.get('budget_recall'))} "
-                     f"{status(case)[1]}")
+                     + " ".join(cell(by.get(m)) for m in HEADLINE) + f" {status(case)[1]}")
     if fine and not every_row:
         lines.append(f"{len(fine)} of {len(rows)} cases ok: every gated metric within its "
                      "bounds (-v lists them)")

@@ -7,8 +7,9 @@ import textwrap
 import unicodedata
 from dataclasses import dataclass
 
+from ..metrics import COMPACT, PAGE_METRICS
 from ..results import Results
-from .view import View, chars, count, failure_lines, integer, paged, pct, stat
+from .view import View, chars, columns, count, failure_lines, integer, paged, pct, stat
 
 
 def _cells(text: str) -> int:
@@ -68,14 +69,10 @@ def _tables(doc: View, qs: str, strategies: list[str], retrievers: list[str],
     groups = []
     for ret in retrievers:
         rr = [doc.row(qs, s, ret) for s in strategies]
-        groups.append((ret, [
-            _Col(f"R@{doc.k}", [pct(stat(r, "recall_at_k")) for r in rr]),
-            _Col(f"B@{doc.budget}", [pct(stat(r, "budget_recall")) for r in rr]),
-            _Col("hit", [pct(stat(r, "doc_hit_at_k"), se=False) for r in rr]),
-            _Col("cpl", [pct(stat(r, "complete_rate"), se=False) for r in rr])]
-            + ([_Col("page", [pct(stat(r, "page_hit_at_k"), se=False) for r in rr]),
-                _Col("pgs", [count(stat(r, "budget_pages"), se=False) for r in rr])]
-               if paged(doc, qs) else [])))
+        groups.append((ret, [  # the headline metrics with their standard errors
+            _Col(m.short_title(doc.k, doc.budget),
+                 [(pct if m.rate else count)(stat(r, m.name), se=m.headline) for r in rr])
+            for m in columns(doc, qs, COMPACT)]))
     # Pack retriever groups into as few tables as fit the width.
     parts: list[list] = []
     used = width + 1
@@ -123,13 +120,12 @@ def format_table(results: Results, *, query_set: str | None = None,
                 out.append(f"{', '.join(retrievers)}: evaluated on {len(shown)} of "
                            f"{len(evaluated)} strategies; the others are left out of its table")
             out.extend(_tables(doc, qs, list(shown), retrievers, width))
-    legend = (f"R@{doc.k} = Recall@{doc.k}; B@{doc.budget} = budget recall at "
-              f"{chars(doc.budget)} {doc.unit}; hit = doc hit@{doc.k}; cpl = complete rate; "
-              f"cut = cut rate of table/pre blocks; mean = mean chunk length ({doc.unit})."
-              + (f" page = page hit@{doc.k} (a top-{doc.k} chunk on a gold page); pgs = pages "
-                 f"the budget's chunks come from." if any(paged(doc, q) for q in
-                                                          doc.check_query_set(query_set))
-                 else ""))
+    pages = any(paged(doc, q) for q in doc.check_query_set(query_set))
+    legend = "; ".join(
+        [f"{m.short_title(doc.k, doc.budget)} = {m.title(doc.k)}"
+         + (f" at {chars(doc.budget)} {doc.unit}" if m.in_budget else "")
+         for m in COMPACT if pages or m.name not in PAGE_METRICS]
+        + ["cut = cut rate of table/pre blocks", f"mean = mean chunk length ({doc.unit})."])
     out.extend(textwrap.wrap(legend, width=max(40, width)))
     out += [f"not scored: {line}" for line in failure_lines(doc)]
     return "\n".join(out)

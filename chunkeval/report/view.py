@@ -8,6 +8,7 @@ from ..corpus.debian import BUILTIN_CORPORA
 from ..errors import UnknownName
 from ..gate.power import SetPower, coverage_sd, set_power
 from ..gate.verdict import DEFAULT_TOLERANCE
+from ..metrics import BY_NAME, HEADLINE, PAGE_METRICS, REPORTED, Metric
 from ..results import Result, Results, Stat
 from ..strategies.defaults import REFERENCE
 from .findings import Finding, findings, paired_difference
@@ -128,7 +129,7 @@ class View:
                 continue
             out[s] = {key: paired_difference(row.values(key), ref_row.values(key),
                                              seed=self.settings.seed)
-                      for key in ("coverage", "budget_coverage")}
+                      for key in (m.series for m in _differenced())}
         return ref, out
 
 
@@ -155,7 +156,8 @@ def count(m: Stat | None, *, se: bool = True, sep: str = "±") -> str:
 
 def paged(view: "View", qs: str) -> bool:
     """The query set's results have page metrics (a corpus with pages)."""
-    return any("budget_pages" in r.metrics for r in view.results.results if r.query_set == qs)
+    return any(m in r.metrics for r in view.results.results if r.query_set == qs
+               for m in PAGE_METRICS)
 
 
 def integer(v) -> str:
@@ -239,12 +241,21 @@ def chunk_cells(view: View, qs: str, s: str) -> list[str]:
             f"{row.seconds.split:.2f}"]
 
 
+def _differenced() -> list[Metric]:
+    """The headline metrics whose paired difference to the reference the tables show: those
+    with a stored series, which pairs by query id."""
+    return [BY_NAME[n] for n in HEADLINE if BY_NAME[n].stored]
+
+
+def columns(view: View, qs: str | None, among: tuple[Metric, ...] = REPORTED) -> list[Metric]:
+    """The metrics of a retriever table's columns, those of pages for a corpus with pages."""
+    pages = qs is not None and paged(view, qs)
+    return [m for m in among if pages or m.name not in PAGE_METRICS]
+
+
 def retriever_header(view: View, ref: str | None, qs: str | None = None) -> list[str]:
-    pages = [f"page hit@{view.k}", f"pages in budget @{chars(view.budget)}"] \
-        if qs is not None and paged(view, qs) else []
-    return ["strategy", f"R@{view.k}", f"budget recall @{chars(view.budget)}", "complete",
-            f"doc hit@{view.k}", "precision", "IoU", f"MRR@{view.k}", f"nDCG@{view.k}",
-            *pages, f"Δ R@{view.k} vs {ref}", f"Δ budget vs {ref}"]
+    return ["strategy", *(m.title(view.k, view.budget) for m in columns(view, qs)),
+            *(f"Δ {m.title(view.k)} vs {ref}" for m in _differenced())]
 
 
 def retriever_cells(view: View, qs: str, s: str, ret: str, diffs: dict) -> list[str] | None:
@@ -252,12 +263,8 @@ def retriever_cells(view: View, qs: str, s: str, ret: str, diffs: dict) -> list[
     if row is None:
         return None
     d = diffs.get(s) or {}
-    pages = [pct(stat(row, "page_hit_at_k"), sep=" ± "),
-             count(stat(row, "budget_pages"), sep=" ± ")] if paged(view, qs) else []
-    return [pct(stat(row, m), sep=" ± ") for m in
-            ("recall_at_k", "budget_recall", "complete_rate", "doc_hit_at_k", "precision", "iou",
-             "mrr_at_k", "ndcg_at_k")] + pages + [diff_text(d.get("coverage")),
-                                                  diff_text(d.get("budget_coverage"))]
+    return [(pct if m.rate else count)(stat(row, m.name), sep=" ± ") for m in columns(view, qs)
+            ] + [diff_text(d.get(m.series)) for m in _differenced()]
 
 
 def curve_cells(view: View, qs: str, s: str, ret: str, budgets: list[int]) -> list[str] | None:

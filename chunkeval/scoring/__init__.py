@@ -126,5 +126,4 @@ def score(query_set: QuerySet, handed: Sequence[Chunk], ranking: np.ndarray, *,
         _score_positional(out, query_set, handed, ranking, placed, **args)
     if getattr(query_set.view, "paged", False):
         _score_pages(out, query_set, handed, ranking, k=k, budget=budget, length=length)
-    out.complete = out.coverage >= complete_at
     return out

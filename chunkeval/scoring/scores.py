@@ -8,12 +8,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import UnknownName
-from ..results import METRICS, PerQuery, Stat
+from ..metrics import BY_NAME, CHROMA_METRICS, METRICS, PAGE_METRICS, STORED, derived
+from ..results import DEFAULTS, PerQuery, Stat
 from ..stats import mean_se
 
-# Chroma's chunking evaluation's metrics (its base_evaluation.py), on positional gold only.
-CHROMA_METRICS = tuple(m.name for m in METRICS if m.over == "positional")
-PAGE_METRICS = tuple(m.name for m in METRICS if m.over in ("gold pages", "paged"))
+__all__ = ["Scores", "CHROMA_METRICS", "PAGE_METRICS"]
 
 
 @dataclass
@@ -25,7 +24,6 @@ class Scores:
     budget_coverage: np.ndarray  # chunks within the character budget
     curve: dict[int, np.ndarray]  # budget -> budget coverage
     doc_hit: np.ndarray  # bool: the gold document is in the top k
-    complete: np.ndarray  # bool: coverage >= complete_at
     precision: np.ndarray
     iou: np.ndarray
     rr: np.ndarray  # reciprocal rank of the first relevant chunk in the top k
@@ -50,20 +48,33 @@ class Scores:
         n = len(query_ids)
         return cls(query_ids=query_ids, coverage=np.zeros(n), budget_coverage=np.zeros(n),
                    curve={b: np.zeros(n) for b in budgets}, doc_hit=np.zeros(n, dtype=bool),
-                   complete=np.zeros(n, dtype=bool), precision=np.zeros(n), iou=np.zeros(n),
+                   precision=np.zeros(n), iou=np.zeros(n),
                    rr=np.zeros(n), ndcg=np.zeros(n), best=np.full(n, -1, dtype=np.int64),
                    retrieved=[], settings=settings)
 
     def __len__(self) -> int:
         return len(self.query_ids)
 
+    def series(self) -> dict[str, np.ndarray]:
+        """The per-query series of the metric table, stored (unrounded) and derived."""
+        stored = {m.series: getattr(self, m.series) for m in STORED}
+        return derived(stored, self.settings.get("complete_at", DEFAULTS.complete_at))
+
+    @property
+    def complete(self) -> np.ndarray:
+        """Per query, whether its coverage reaches complete_at."""
+        return self.series()[BY_NAME["complete_rate"].series] > 0
+
     def values(self, metric: str) -> np.ndarray:
         """The per-query values behind a summary metric of every query (for paired
         comparisons)."""
-        every = {m.name: m.scores for m in METRICS if m.over == "all"}
+        every = {m.name: m for m in METRICS if m.over == "all"}
         if metric not in every:
             raise UnknownName("metric", metric, every)
-        return getattr(self, every[metric]).astype(np.float64)
+        m = every[metric]
+        if m.derive is not None:
+            return self.series()[m.series]
+        return getattr(self, m.scores or m.series).astype(np.float64)
 
     def summary(self) -> dict[str, Stat]:
         """Each metric's mean over the queries it is defined on (results.Metric.over); a
@@ -92,12 +103,13 @@ class Scores:
 
     def per_query(self) -> list[PerQuery]:
         """The rows of results.json's per_query: enough to recompute every mean."""
-        return [PerQuery(qid, round(float(c), 6), round(float(bc), 6), bool(hit),
-                         round(float(rr), 6), round(float(nd), 6), [list(r) for r in ret],
-                         int(b) if b >= 0 else None)
-                for qid, c, bc, hit, rr, nd, ret, b in zip(
-                    self.query_ids, self.coverage, self.budget_coverage, self.doc_hit,
-                    self.rr, self.ndcg, self.retrieved, self.best)]
+        names = [m.series for m in STORED]
+        columns = [[bool(v) for v in getattr(self, m.series).tolist()] if m.hit
+                   else [round(v, 6) for v in getattr(self, m.series).tolist()] for m in STORED]
+        return [PerQuery(qid, **dict(zip(names, values)), retrieved=[list(r) for r in ret],
+                         best=b if b >= 0 else None)
+                for qid, ret, b, *values in zip(self.query_ids, self.retrieved,
+                                                self.best.tolist(), *columns)]
 
 
 def _taken_within(lengths: Sequence[int], budget: int) -> int:
