@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .retrieval.registry import Retriever
     from .strategies.registry import Strategy
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 __all__ = ["Block", "Chunk", "ChunkevalError", "Corpus", "Document", "Index", "Query", "QuerySet",
            "Retriever", "Strategy", "__version__"]

@@ -26,7 +26,7 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
-from .. import __version__
+from ..version import __version__
 from ..model import digest
 
 PACKAGE = Path(__file__).parent.parent
