@@ -126,3 +126,13 @@ def test_every_bench_script_is_listed():
     listed = (DOCS / "bench.md").read_text(encoding="utf-8")
     missing = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if f"`{p.name}`" not in listed]
     assert missing == []
+
+
+def test_the_design_page_names_every_room():
+    # a folder of the package or a module at its top; a new one is placed on the map
+    package = Path(chunkeval.__file__).parent
+    rooms = {p.name + ("/" if p.is_dir() else "") for p in package.iterdir()
+             if (p.is_dir() and (p / "__init__.py").is_file()) or p.suffix == ".py"}
+    page = (DOCS / "design.md").read_text(encoding="utf-8")
+    assert len(rooms) > 30
+    assert sorted(r for r in rooms if f"`{r}`" not in page and r != "__main__.py") == []
