@@ -1,11 +1,12 @@
 """Checking a JSON document read back (results.json, a baseline file) once, where it is read:
 the first thing wrong raises InputError naming the file and the field, so the stages that use
-the document never check again."""
+the document never check again. And the way back for a plain record: `Fields.to_json`."""
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import fields
 from typing import Any
 
 from .errors import InputError
@@ -32,7 +33,9 @@ class Check:
     def object(self, data: Any, name: str | None = None) -> None:
         self.that(isinstance(data, dict), name, "is missing or not an object")
 
-    def has(self, data: dict, *keys: str) -> None:
+    def has(self, data: Any, *keys: str) -> None:
+        """`data` is an object holding every one of `keys`."""
+        self.object(data)
         for k in keys:
             self.that(k in data, k, "is missing")
 
@@ -51,6 +54,38 @@ class Check:
 
     def rate(self, value: Any, name: str) -> None:
         self.that(is_rate(value), name, f"is {value!r}, not a number in [0, 1]")
+
+
+class Fields:
+    """A dataclass whose JSON is its fields in the order they are declared (the key order
+    results.json and the baselines keep), a field that has a `to_json` as that, and a field
+    named in `OMIT_NONE` left out while it is None."""
+
+    __slots__ = ()
+    OMIT_NONE: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.name in self.OMIT_NONE:
+                continue
+            out[f.name] = value.to_json() if isinstance(value, Fields) else value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any, check: Check) -> Any:
+        """The record from JSON holding each field checked by its declared type: int a whole
+        number >= 0, float a finite number >= 0, str a non-empty string. A record whose
+        fields need more than that checks them in a from_json of its own."""
+        check.has(data, *(f.name for f in fields(cls)))
+        for f in fields(cls):
+            _BY_TYPE[f.type](check, data[f.name], f.name)
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+# Field types are the annotations' text: the modules use `from __future__ import annotations`.
+_BY_TYPE = {"int": Check.count, "float": Check.number, "str": Check.string}
 
 
 def finite(x: Any) -> bool:

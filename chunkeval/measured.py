@@ -6,22 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .checking import Check, is_sha256
+from .checking import Check, Fields, is_sha256
 
 
 @dataclass(frozen=True, slots=True)
-class Stat:
+class Stat(Fields):
     """A mean over queries and its standard error."""
 
     value: float
     se: float
 
-    def to_json(self) -> dict:
-        return {"value": self.value, "se": self.se}
-
     @classmethod
     def from_json(cls, data: Any, check: Check, rate: bool = True) -> "Stat":
-        check.object(data)
         check.has(data, "value", "se")
         if rate:
             check.rate(data["value"], "value")
@@ -32,19 +28,15 @@ class Stat:
 
 
 @dataclass(frozen=True, slots=True)
-class CutRate:
+class CutRate(Fields):
     """Share of table and pre blocks with a chunk boundary strictly inside them."""
 
     value: float
     blocks: int
     cut: int
 
-    def to_json(self) -> dict:
-        return {"value": self.value, "blocks": self.blocks, "cut": self.cut}
-
     @classmethod
     def from_json(cls, data: Any, check: Check) -> "CutRate":
-        check.object(data)
         check.has(data, "value", "blocks", "cut")
         check.rate(data["value"], "value")
         check.count(data["blocks"], "blocks")
@@ -54,7 +46,7 @@ class CutRate:
 
 
 @dataclass(frozen=True, slots=True)
-class Overlap:
+class Overlap(Fields):
     """Realised overlap between neighbouring chunks of one document."""
 
     boundaries: int
@@ -62,22 +54,9 @@ class Overlap:
     mean: float
     max: int
 
-    def to_json(self) -> dict:
-        return {"boundaries": self.boundaries, "zero": self.zero, "mean": self.mean,
-                "max": self.max}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "Overlap":
-        check.object(data)
-        check.has(data, "boundaries", "zero", "mean", "max")
-        for name in ("boundaries", "zero", "max"):
-            check.count(data[name], name)
-        check.number(data["mean"], "mean")
-        return cls(data["boundaries"], data["zero"], data["mean"], data["max"])
-
 
 @dataclass(frozen=True, slots=True)
-class ChunkStats:
+class ChunkStats(Fields):
     """A strategy's chunks on one corpus view: count, lengths, overlap, and the sha256 of the
     whole output (equal hashes mean equal chunks, whatever the strategy's name)."""
 
@@ -88,16 +67,10 @@ class ChunkStats:
     overlap: Overlap
     hash: str | None = None
 
-    def to_json(self) -> dict:
-        out = {"count": self.count, "mean_len": self.mean_len, "max_len": self.max_len,
-               "under_30": self.under_30, "overlap": self.overlap.to_json()}
-        if self.hash is not None:
-            out["hash"] = self.hash
-        return out
+    OMIT_NONE = ("hash",)
 
     @classmethod
     def from_json(cls, data: Any, check: Check) -> "ChunkStats":
-        check.object(data)
         check.has(data, "count", "mean_len", "max_len", "under_30", "overlap")
         for name in ("count", "max_len", "under_30"):
             check.count(data[name], name)
@@ -109,7 +82,7 @@ class ChunkStats:
 
 
 @dataclass(frozen=True, slots=True)
-class Seconds:
+class Seconds(Fields):
     split: float
     index: float
     search: float
@@ -117,14 +90,3 @@ class Seconds:
     @property
     def total(self) -> float:
         return self.split + self.index + self.search
-
-    def to_json(self) -> dict:
-        return {"split": self.split, "index": self.index, "search": self.search}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "Seconds":
-        check.object(data)
-        check.has(data, "split", "index", "search")
-        for name in ("split", "index", "search"):
-            check.number(data[name], name)
-        return cls(data["split"], data["index"], data["search"])

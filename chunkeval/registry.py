@@ -53,6 +53,17 @@ class Registry(Generic[T]):
             self._missing[name] = missing
         return item
 
+    def register_loaded(self, items: list[T], named: str) -> list[T]:
+        """Register every component loaded from what the user named (`named`, as messages
+        say it: "splitter 'pkg.mod:split'"), each replacing an earlier load of its name; a
+        refusal is a ConfigError that says `named` first."""
+        for item in items:
+            try:
+                self.register(item, replace=True)
+            except ConfigError as e:
+                raise ConfigError(f"{named}: {e}") from None
+        return items
+
     def snapshot(self) -> tuple:
         """What `restore` puts back: every name and what is known of it."""
         return dict(self._items), set(self._builtin), set(self._opt_in), dict(self._missing)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from .checking import Check
+from .checking import Check, Fields
 from .measured import ChunkStats, CutRate, Overlap, Seconds, Stat
 from .metrics import (BY_NAME, COMPARED, DECIMALS, GATED, LATE_SERIES, METRICS, OPTIONAL,
                       SERIES, STORED, Metric, series)
@@ -152,7 +152,6 @@ class PerQuery:
 
     @classmethod
     def from_json(cls, data: Any, check: Check) -> "PerQuery":
-        check.object(data)
         check.has(data, "id", *(m.series for m in STORED if not m.optional), "retrieved")
         check.string(data["id"], "id")
         for m in STORED:
@@ -244,7 +243,6 @@ class Result:
     @classmethod
     def from_json(cls, data: Any, where: str, path: str = "result") -> "Result":
         check = Check(where, path)
-        check.object(data)
         check.has(data, "strategy", "retriever", "query_set", "metrics", "chunks", "seconds",
                   "per_query")
         for name in ("strategy", "retriever", "query_set"):
@@ -254,7 +252,6 @@ class Result:
                 check.string(data[name], name)
         m = data["metrics"]
         mc = check.at("metrics")
-        mc.object(m)
         mc.has(m, "cut_rate", *(x.name for x in METRICS if not x.optional))
         metrics = {x.name: Stat.from_json(m[x.name], mc.at(x.name), x.rate) for x in METRICS
                    if x.name in m}
@@ -263,7 +260,6 @@ class Result:
         embeddings = data.get("embeddings")
         if embeddings is not None:
             ec = check.at("embeddings")
-            ec.object(embeddings)
             ec.has(embeddings, "embedded", "cached")
             ec.count(embeddings["embedded"], "embedded")
             ec.count(embeddings["cached"], "cached")
@@ -316,7 +312,6 @@ class Failure:
 
     @classmethod
     def from_json(cls, data: Any, check: Check) -> "Failure":
-        check.object(data)
         check.has(data, "strategy", "query_set", "message")
         for name in ("strategy", "query_set", "message"):
             check.string(data[name], name)
@@ -329,25 +324,11 @@ class Failure:
 
 # -- a run ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class CorpusSummary:
+class CorpusSummary(Fields):
     name: str
     fingerprint: str
     documents: int
     chars: int
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "fingerprint": self.fingerprint,
-                "documents": self.documents, "chars": self.chars}
-
-    @classmethod
-    def from_json(cls, data: Any, check: Check) -> "CorpusSummary":
-        check.object(data)
-        check.has(data, "name", "fingerprint", "documents", "chars")
-        check.string(data["name"], "name")
-        check.string(data["fingerprint"], "fingerprint")
-        check.count(data["documents"], "documents")
-        check.count(data["chars"], "chars")
-        return cls(data["name"], data["fingerprint"], data["documents"], data["chars"])
 
 
 @dataclass(frozen=True)
@@ -429,7 +410,6 @@ class Results:
         summaries = {}
         for name, qs in sets.items():
             qc = check.at("query_sets").at(name)
-            qc.object(qs)
             qc.has(qs, "queries", "fingerprint")
             qc.count(qs["queries"], "queries")
             qc.string(qs["fingerprint"], "fingerprint")
@@ -480,7 +460,6 @@ class Results:
 
 
 def _check_shard(shard: Any, check: Check) -> None:
-    check.object(shard)
     check.has(shard, "index", "count", "strategies", "retrievers")
     check.count(shard["count"], "count", least=1)
     check.count(shard["index"], "index", least=1)

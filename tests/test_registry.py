@@ -37,6 +37,17 @@ def test_a_built_in_name_is_never_taken_over_from_outside():
     assert parts.is_builtin("a") and parts.get("a").works
 
 
+def test_what_a_user_loaded_replaces_an_earlier_load_and_a_refusal_names_what_they_named():
+    parts: Registry[Part] = Registry("part")
+    parts.register(Part("a"), builtin=True)
+    parts.register(Part("b"))
+    loaded = [Part("b", works=False), Part("c")]
+    assert parts.register_loaded(loaded, "part 'mine:parts'") == loaded
+    assert parts.get("b").works is False and "c" in parts
+    with pytest.raises(ConfigError, match=r"^part 'mine:a': 'a' is the name of a built-in"):
+        parts.register_loaded([Part("a", works=False)], "part 'mine:a'")
+
+
 def test_the_default_set_leaves_out_what_runs_only_when_named():
     parts: Registry[Part] = Registry("part", usable=lambda p: p.works)
     parts.register(Part("b"))

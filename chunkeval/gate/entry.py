@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..checking import Check, finite, is_rate, is_sha256
+from ..checking import Check, Fields, finite, is_rate, is_sha256
 from ..metrics import BY_NAME, COMPARED, DECIMALS, SERIES, STORED, derived, series
 from ..results import ChunkStats, PerQuery, Result
 
@@ -24,16 +24,13 @@ MIN_NOISE_TRIALS = 3
 
 
 @dataclass(frozen=True, slots=True)
-class Noise:
+class Noise(Fields):
     """The differences harmless variants of a strategy made against an entry: their mean,
     standard deviation and count (chunkeval calibrate --record)."""
 
     offset: float
     sd: float
     trials: int
-
-    def to_json(self) -> dict:
-        return {"offset": self.offset, "sd": self.sd, "trials": self.trials}
 
     @classmethod
     def from_json(cls, data: Any, check: Check) -> "Noise":
@@ -128,7 +125,6 @@ class BaselineEntry:
     @classmethod
     def from_json(cls, data: Any, where: str, name: str = "entry") -> "BaselineEntry":
         check = Check(where, name)
-        check.object(data)
         check.has(data, "metrics", "cut_rate", "chunks", "per_query")
         mc = check.at("metrics")
         mc.object(data["metrics"])

@@ -69,7 +69,7 @@ class _View:
         found = [r for (s, _), r in self.rows.items() if s == strategy]
         return self.rows.get((strategy, BM25)) or (found[0] if found else None)
 
-    def missing(self, strategies: list[str], retriever: str | None = None) -> str | None:
+    def missing(self, strategies: tuple[str, ...], retriever: str | None = None) -> str | None:
         gone = [s for s in strategies if self.row(s, retriever) is None]
         if not gone:
             return None
@@ -110,18 +110,21 @@ def describe_interval(d: dict) -> str:
 FINDINGS: Registry[Callable[[_View, str], Finding]] = Registry("finding")
 
 
-def _finding(name: str):
+def _finding(name: str, needs: tuple[str, ...], retriever: str | None = None):
+    """Registers `check(view, name, *needs)` as the finding `name`. It is called only when
+    every strategy it needs has a row (on `retriever` where one is named); else the finding
+    is not measurable, and says which are missing."""
     def registered(check):
-        return FINDINGS.register(check, name=name, builtin=True)
+        def measured(view: _View, name: str) -> Finding:
+            gone = view.missing(needs, retriever)
+            return Finding(name, None, gone) if gone else check(view, name, *needs)
+        FINDINGS.register(measured, name=name, builtin=True)
+        return check
     return registered
 
 
-@_finding("budget-reverses-order")
-def budget_reverses_order(view: _View, name: str) -> Finding:
-    small, large = "fixed-200", "fixed-1600"
-    gone = view.missing([small, large], BM25)
-    if gone:
-        return Finding(name, None, gone)
+@_finding("budget-reverses-order", needs=("fixed-200", "fixed-1600"), retriever=BM25)
+def budget_reverses_order(view: _View, name: str, small: str, large: str) -> Finding:
     k = view.settings.k
     ladder = [s for s in ("fixed-200", "fixed-400", "fixed-800", "fixed-1600")
               if view.row(s, BM25) is not None]
@@ -175,12 +178,8 @@ def _budget_recall(view: _View, strategies: list[str]) -> tuple[int, dict[str, f
     return budget, {s: _metric(r, "budget_recall") for s, r in rows.items()}
 
 
-@_finding("structure-cuts-fewer")
-def structure_cuts_fewer(view: _View, name: str) -> Finding:
-    fixed, structure = "fixed-400", "structure-800"
-    gone = view.missing([fixed, structure])
-    if gone:
-        return Finding(name, None, gone)
+@_finding("structure-cuts-fewer", needs=("fixed-400", "structure-800"))
+def structure_cuts_fewer(view: _View, name: str, fixed: str, structure: str) -> Finding:
     cut = {s: view.row(s).cut_rate for s in (fixed, structure)}
     rate = {s: c.value for s, c in cut.items()}
     if cut[fixed].blocks == 0:
@@ -204,12 +203,8 @@ def structure_cuts_fewer(view: _View, name: str) -> Finding:
                     "threshold": CUT_RATIO})
 
 
-@_finding("overlap-doubles-chunks")
-def overlap_doubles_chunks(view: _View, name: str) -> Finding:
-    plain, overlapped = "fixed-400", "fixed-400-ov200"
-    gone = view.missing([plain, overlapped])
-    if gone:
-        return Finding(name, None, gone)
+@_finding("overlap-doubles-chunks", needs=("fixed-400", "fixed-400-ov200"))
+def overlap_doubles_chunks(view: _View, name: str, plain: str, overlapped: str) -> Finding:
     count = {s: view.row(s).chunks.count for s in (plain, overlapped)}
     if not count[plain]:
         return Finding(name, None, f"not measurable: chunk counts missing or zero ({view.query_set})",
@@ -225,12 +220,8 @@ def overlap_doubles_chunks(view: _View, name: str) -> Finding:
                     "range": list(DOUBLE_RANGE)})
 
 
-@_finding("recursive-zero-overlap")
-def recursive_zero_overlap(view: _View, name: str) -> Finding:
-    strategy = "recursive-400-ov40"
-    gone = view.missing([strategy])
-    if gone:
-        return Finding(name, None, gone)
+@_finding("recursive-zero-overlap", needs=("recursive-400-ov40",))
+def recursive_zero_overlap(view: _View, name: str, strategy: str) -> Finding:
     ov = view.row(strategy).chunks.overlap
     boundaries, zero = ov.boundaries, ov.zero
     if not boundaries:

@@ -124,13 +124,8 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
     else:
         raise ConfigError(f"retriever {spec!r}: not a Retriever, a list of them, or an "
                           "embedding function")
-    found = [replace(r, code=r.code or code) for r in found]
-    for r in found:
-        try:
-            register(r, replace=True)
-        except ConfigError as e:
-            raise ConfigError(f"retriever {spec!r}: {e}") from None
-    return found
+    return RETRIEVERS.register_loaded([replace(r, code=r.code or code) for r in found],
+                                      f"retriever {spec!r}")
 
 
 def _installed(package: str) -> str | None:

@@ -135,12 +135,7 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
                                  s.identity if s.name in STRATEGIES
                                  and STRATEGIES.get(s.name) is s else None)
              else dataclasses.replace(s, identity=own) for s in found]
-    for s in found:
-        try:
-            register(s, replace=True)
-        except ConfigError as e:
-            raise ConfigError(f"splitter {spec!r}: {e}") from None
-    return found
+    return STRATEGIES.register_loaded(found, f"splitter {spec!r}")
 
 
 def _made(spec: str, factory: Any, kwargs: dict[str, Any]) -> Any:
