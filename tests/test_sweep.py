@@ -597,7 +597,8 @@ def test_a_grid_past_max_configurations_says_what_it_costs_and_needs_yes(
                  "--retrievers", "bm25", "--out", str(tmp_path / "small")]) == 0
 
 
-def test_the_settings_give_a_checked_sweep_with_the_margin_and_halving_decided(tmp_path, monkeypatch):
+def test_the_settings_give_a_checked_sweep_with_the_margin_and_halving_decided(
+        tmp_path, monkeypatch):
     from chunkeval import config
     from chunkeval.session import Session
 
