@@ -4,6 +4,7 @@ a face of a few names, the type marker shipped, and a start that imports only wh
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,6 +181,25 @@ def test_starting_imports_nothing_only_evaluating_needs(start):
                           check=True)
     loaded = set(done.stdout.split())
     assert "chunkeval" in loaded
+    assert [m for m in EVALUATING_ONLY if m in loaded] == []
+
+
+def test_a_pytest_run_with_nothing_of_chunkeval_loads_only_what_starting_needs(tmp_path):
+    # A project that installs chunkeval but has no chunkeval tests runs the plugin to the end
+    # of every session, its terminal summary included: that must not pull in the report.
+    (tmp_path / "test_plain.py").write_text("def test_sum():\n    assert 1 + 1 == 2\n")
+    (tmp_path / "conftest.py").write_text(
+        "import sys\n\n\ndef pytest_unconfigure(config):\n"
+        "    print('loaded:', ' '.join(sys.modules))\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "CI")}
+    env["PYTHONPATH"] = str(PACKAGE.parent)  # this tree's plugin, through its entry point
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    loaded = set(done.stdout.split("loaded:")[1].split())
+    assert "chunkeval.plugin.summary" in loaded  # the plugin ran
     assert [m for m in EVALUATING_ONLY if m in loaded] == []
 
 

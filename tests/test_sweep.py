@@ -597,6 +597,35 @@ def test_a_grid_past_max_configurations_says_what_it_costs_and_needs_yes(
                  "--retrievers", "bm25", "--out", str(tmp_path / "small")]) == 0
 
 
+def test_the_settings_give_a_checked_sweep_with_the_margin_and_halving_decided(
+        tmp_path, monkeypatch):
+    from chunkeval import config
+    from chunkeval.session import Session
+
+    monkeypatch.chdir(tmp_path)
+    docs = write_pages(tmp_path / "docs")
+
+    def configured(yes=False, **given):
+        session = Session(config.load(command_line={"corpus": str(docs), **given})).check()
+        return session, sweep.configure(session, yes=yes)
+
+    _, planned = configured(sweep_strategy="fixed", sweep_size="210,420",
+                                  min_effect=0.03)
+    assert (planned.sizes, planned.overlaps) == ([210, 420], [0.0])
+    assert planned.spelled == planned.retrievers == ["bm25"]
+    assert planned.margin == 0.03 and planned.halving is False and planned.against is None
+    # the grid was registered only to be checked
+    assert "fixed-210" not in strategies.names(all=True)
+    assert configured(sweep_strategy="fixed", sweep_size="210",
+                      sweep_margin=0.05)[1].margin == 0.05
+    with pytest.raises(ConfigError, match="pass --yes"):
+        configured(sweep_strategy="fixed", sweep_size="100:2600:10")
+    # past HALVING_FROM configurations, halved
+    assert configured(True, sweep_strategy="fixed", sweep_size="100:2600:10")[1].halving
+    with pytest.raises(ConfigError, match="sweep metric 'nope'"):
+        configured(sweep_strategy="fixed", sweep_size="210", sweep_metric="nope")
+
+
 ADOPTING = '''\
 [project]
 name = "team-docs"

@@ -143,14 +143,19 @@ class Summary:
                      self.config.option.verbose > 0, self.error, self.held_back, self.written,
                      self.stale)
 
+    def shown(self) -> bool:
+        """Whether the session has anything of chunkeval's to say."""
+        return bool(self.rows or self.written or self.problems or self.error or self.held_back)
+
     def show(self, terminalreporter) -> None:
+        # Decided before the report is imported: a project's pytest run with no chunkeval
+        # tests would otherwise import it, and numpy under it, at the end of every session.
+        if not self.shown():
+            return
         from ..report.summary import terminal_lines
 
-        ended = self.ended()
-        if not ended.shown():
-            return
         terminalreporter.section("chunkeval")
-        for line, red in terminal_lines(ended):
+        for line, red in terminal_lines(self.ended()):
             if red:
                 terminalreporter.write_line(line, red=True)
             else:

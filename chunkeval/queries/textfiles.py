@@ -25,10 +25,6 @@ class At:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where} {self.item}" if self.item else where
 
-    def error(self, message: str) -> InputError:
-        return InputError(self.path, f"{self.item}: {message}" if self.item else message,
-                          self.line)
-
 
 def read_text(path: Path) -> str:
     _check_utf8(path)

@@ -30,9 +30,6 @@ class Ended:
     written: str | None = None
     stale: list[str] = field(default_factory=list)
 
-    def shown(self) -> bool:
-        return bool(self.rows or self.written or self.problems or self.error or self.held_back)
-
 
 def new_and_gone_lines(against: str, new, gone) -> Iterator[str]:
     """The strategies a comparison with `against` could not judge: new here, or gone."""

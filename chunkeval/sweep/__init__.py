@@ -30,7 +30,8 @@ per-query series.
 
 The modules, lowest first: `points` (the grid and its registration) and `measure` (evaluating
 configurations); `verdict` (the comparison with the best and the recommendation); `halving`;
-`result` (the Sweep, as sweep.json holds it, and what to adopt); `runner` (a whole sweep).
+`result` (the Sweep, as sweep.json holds it, and what to adopt); `runner` (a whole sweep, and
+`configure`: the one a session's settings ask for, checked).
 The report words and draws a Sweep (report/sweep_text.py, report/sweep_page.py); nothing here
 imports the report.
 """
@@ -43,7 +44,7 @@ from .measure import evaluate
 from .points import Point, grid, own_strategies, parse_overlaps, parse_sizes, register
 from .result import (FORMAT, Sweep, adopted_point, adopted_verdict, config_lines, differ_note,
                      factory_call)
-from .runner import prepare, run
+from .runner import Configured, configure, prepare, run
 from .verdict import (AS_GOOD, AT_K, DEFAULT_MARGIN, DEFAULT_METRIC, HANDED, IN_BUDGET, JUDGED,
                       METRICS, MIN_HOLDOUT, MIN_QUESTIONS, SEED, UNCLEAR, WINNER, Row, Verdict,
                       compare, handed, handed_per_query, judge, queries_needed, recommend,
@@ -52,10 +53,11 @@ from .verdict import (AS_GOOD, AT_K, DEFAULT_MARGIN, DEFAULT_METRIC, HANDED, IN_
 FILES = ("sweep.json", "sweep.html", "sweep.md")
 
 __all__ = [
-    "AS_GOOD", "AT_K", "DEFAULT_MARGIN", "DEFAULT_METRIC", "ETA", "FILES", "FINALISTS", "FORMAT",
-    "HANDED", "HALVING_FROM", "IN_BUDGET", "JUDGED", "METRICS",
+    "AS_GOOD", "AT_K", "Configured", "DEFAULT_MARGIN", "DEFAULT_METRIC", "ETA", "FILES",
+    "FINALISTS", "FORMAT", "HANDED", "HALVING_FROM", "IN_BUDGET", "JUDGED", "METRICS",
     "MIN_HOLDOUT", "MIN_QUESTIONS", "MIN_RUNG", "SEED", "UNCLEAR", "WINNER", "Point", "Row",
     "Sweep", "Verdict", "adopted_point", "adopted_verdict", "check_size", "compare",
-    "config_lines", "differ_note", "evaluate", "factory_call", "grid", "halve", "halving_on",
-    "handed", "handed_per_query", "judge", "own_strategies", "parse_overlaps", "parse_sizes",
-    "prepare", "queries_needed", "recommend", "register", "rung_bounds", "run", "split_queries"]
+    "config_lines", "configure", "differ_note", "evaluate", "factory_call", "grid", "halve",
+    "halving_on", "handed", "handed_per_query", "judge", "own_strategies", "parse_overlaps",
+    "parse_sizes", "prepare", "queries_needed", "recommend", "register", "rung_bounds", "run",
+    "split_queries"]

@@ -3,13 +3,17 @@ asked), every retriever and query set judged."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
+from ..config import ONE_RETRIEVER
 from ..errors import ConfigError
 from ..stats import RESAMPLES, SEED as BOOTSTRAP_SEED
-from .halving import ETA, FINALISTS, MIN_RUNG, halve
+from .halving import ETA, FINALISTS, MIN_RUNG, check_size, halve, halving_on
 from .measure import evaluate
-from .points import Point, grid, own_strategies, register
+from .points import Point, grid, own_strategies, parse_overlaps, parse_sizes, register
 from .result import Sweep
 from .verdict import (DEFAULT_MARGIN, DEFAULT_METRIC, METRICS, SEED, Row, handed, judge,
                       split_queries)
@@ -39,6 +43,55 @@ def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: s
     except ConfigError as e:
         raise ConfigError(f"{at('sweep_against')}{e}") from None
     return points, against_point
+
+
+@dataclass(frozen=True)
+class Configured:
+    """The sweep a session's settings ask for, every setting checked; `run()` evaluates the
+    grid and judges it."""
+    session: Any
+    sizes: list[int]
+    overlaps: list[float]
+    retrievers: list[str]
+    spelled: list[str]  # the retrievers as the project names them
+    against: str | None
+    margin: float
+    halving: bool
+
+    def run(self) -> Sweep:
+        cfg = self.session.config
+        return run(self.session, cfg.sweep_strategy, self.sizes, self.overlaps,
+                   retrievers=self.retrievers, metric=cfg.sweep_metric,
+                   holdout=cfg.sweep_holdout, against=self.against, margin=self.margin,
+                   spelled=self.spelled, halving=self.halving)
+
+
+def configure(session, yes: bool = False) -> Configured:
+    """The sweep of the session's settings ([tool.chunkeval.sweep] and the command line),
+    checked before anything is evaluated, each error naming where the setting was given: the
+    grid's size against max_configurations (`yes`: a larger one all the same), then its
+    configurations and the team's splitter (`against`, by default the first outside
+    splitter). The margin defaults to the gate's min_effect."""
+    cfg = session.config
+    sizes = parse_sizes(cfg.sweep_size, cfg.where["sweep_size"])
+    overlaps = parse_overlaps(cfg.sweep_overlap, cfg.where["sweep_overlap"])
+    spelled = list(cfg.retrievers) or [ONE_RETRIEVER]
+    retrievers = session.listed_retrievers(spelled)
+    against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
+    # said before thousands of configurations are registered
+    grid_size = len(sizes) * len(overlaps)
+    check_size(grid_size, len(retrievers), len(session.query_specs()),
+               cfg.sweep_max_configurations, yes,
+               halving_on(cfg.sweep_halving, grid_size, cfg.where["sweep_halving"]))
+    with own_strategies():  # registered only to be checked; `run` registers them for its time
+        points, _ = prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                            holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                            where={**cfg.where,
+                                   "sweep_against": cfg.where["sweep_against"]
+                                   if cfg.sweep_against else cfg.where["splitters"]})
+    margin = cfg.sweep_margin if cfg.sweep_margin is not None else cfg.min_effect
+    return Configured(session, sizes, overlaps, retrievers, spelled, against, margin,
+                      halving_on(cfg.sweep_halving, len(points), cfg.where["sweep_halving"]))
 
 
 @own_strategies()
