@@ -784,3 +784,12 @@ def test_a_list_gains_the_recommendation_as_written_text(written, added):
     got = adopt._append(text, span, "reference", "fixed-300", ("fixed-400", "structure-400"),
                         Path("pyproject.toml"))
     assert got == "[tool.chunkeval]\n" + added + "[tool.chunkeval.sweep]\nsize = [1]\n"
+
+
+def test_an_unknown_strategy_to_sweep_against_is_said_with_where_it_was_given():
+    from chunkeval.errors import ConfigError
+    from chunkeval.sweep.runner import prepare
+    with sweep.own_strategies(), pytest.raises(ConfigError) as e:
+        prepare("fixed", [400], [0.0], metric=sweep.DEFAULT_METRIC, holdout=None,
+                against="nosuch", where={"sweep_against": "option --against"})
+    assert str(e.value).startswith("option --against: unknown strategy 'nosuch'")

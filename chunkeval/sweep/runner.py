@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..config import ONE_RETRIEVER
-from ..errors import ConfigError
+from ..errors import ConfigError, UnknownName
 from ..stats import RESAMPLES, SEED as BOOTSTRAP_SEED
 from .halving import ETA, FINALISTS, MIN_RUNG, check_size, halve, halving_on
 from .measure import evaluate
@@ -40,7 +40,7 @@ def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: s
         raise ConfigError(f"{at('sweep_strategy')}{e}") from None
     try:
         against_point = Point(against, register(against, root), 0, 0, 0.0) if against else None
-    except ConfigError as e:
+    except (ConfigError, UnknownName) as e:
         raise ConfigError(f"{at('sweep_against')}{e}") from None
     return points, against_point
 
