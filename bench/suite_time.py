@@ -66,7 +66,7 @@ def run_suite(cache: Path, args: list[str]) -> dict:
     start = time.perf_counter()
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider",
-                           "-p", "no:langsmith_plugin", "-p", "suite_cpu", "--durations=15",
+                           "-p", "no:langsmith_plugin", "-p", "suite_cpu", "--durations=15", "-rfE",
                            *args], cwd=ROOT, env=env, text=True, capture_output=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -79,7 +79,8 @@ def run_suite(cache: Path, args: list[str]) -> dict:
             "load_before": [round(x, 2) for x in before],
             "load_after": [round(x, 2) for x in os.getloadavg()], "summary": tail[0],
             "slowest": [f"{s}s {when} {item}" for s, when, item in slowest],
-            "most_cpu": costliest}
+            "most_cpu": costliest,
+            "failed": re.findall(r"^(?:FAILED|ERROR) (.+)$", proc.stdout, re.M)}
 
 
 def main() -> None:
