@@ -3,8 +3,10 @@ that holds only the downloaded Debian packages (what `chunkeval corpus fetch` le
 fetches them before the tests), so every parse, chunking, embedding and result is computed.
 
 Prints one JSON line: wall seconds, the CPU seconds of pytest and its workers, the load
-average before and after (the machine may be shared), pytest's exit code and its slowest
-items. `--warm` runs again on the cache the first run filled.
+average before and after (the machine may be shared), pytest's exit code, its slowest items
+by wall time, and the 15 items that took most CPU seconds (setup, call and teardown summed,
+by bench/suite_cpu.py: these hold still when other work shares the machine, wall times do
+not). `--warm` runs again on the cache the first run filled.
 
     python bench/suite_time.py [--warm] [-- PYTEST_ARGS...]
 """
@@ -12,6 +14,7 @@ items. `--warm` runs again on the cache the first run filled.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -40,23 +43,44 @@ def fresh_cache(into: Path) -> Path:
     return into
 
 
+def item_cpu(out: str) -> tuple[float, list[str]]:
+    """The CPU seconds of all items and the 15 costliest, from suite_cpu.py's files."""
+    per_item: dict[str, float] = {}
+    for path in glob.glob(f"{out}.*.jsonl"):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                per_item[row["item"]] = per_item.get(row["item"], 0.0) + row["cpu_s"]
+    slowest = sorted(per_item.items(), key=lambda kv: -kv[1])[:15]
+    return sum(per_item.values()), [f"{cpu:.1f}s {item}" for item, cpu in slowest]
+
+
 def run_suite(cache: Path, args: list[str]) -> dict:
-    env = {**os.environ, "CHUNKEVAL_CACHE": str(cache)}
+    out = str(cache.parent / f"cpu-{time.time_ns()}")
+    # the plugin beside this file, for the workers too; LangSmith's is blocked as tox.ini does
+    path = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "bench"),
+                                         os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "CHUNKEVAL_CACHE": str(cache), "SUITE_CPU_OUT": out,
+           "PYTHONPATH": path}
     before = os.getloadavg()
     start = time.perf_counter()
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider",
-                           "--durations=15", *args], cwd=ROOT, env=env, text=True,
-                          capture_output=True)
+                           "-p", "no:langsmith_plugin", "-p", "suite_cpu", "--durations=15", "-rfE",
+                           *args], cwd=ROOT, env=env, text=True, capture_output=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
     slowest = re.findall(r"^(\d+\.\d+)s (\w+) +(\S+)$", proc.stdout, re.M)
     tail = proc.stdout.strip().splitlines()[-1:] or [proc.stderr.strip()[-300:]]
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "exit": proc.returncode,
+    items_cpu, costliest = item_cpu(out)
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "items_cpu_s": round(items_cpu, 1),
+            "exit": proc.returncode,
             "load_before": [round(x, 2) for x in before],
             "load_after": [round(x, 2) for x in os.getloadavg()], "summary": tail[0],
-            "slowest": [f"{s}s {when} {item}" for s, when, item in slowest]}
+            "slowest": [f"{s}s {when} {item}" for s, when, item in slowest],
+            "most_cpu": costliest,
+            "failed": re.findall(r"^(?:FAILED|ERROR) (.+)$", proc.stdout, re.M)}
 
 
 def main() -> None:

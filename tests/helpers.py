@@ -314,6 +314,11 @@ def probe_in_browser(page: str, probe: str, tmp_path: Path, *flags: str):
     return json.loads(html.unescape(found.group(1))), done
 
 
+# LangSmith's pytest plugin comes with the langchain extra the suite installs. It has nothing
+# to do in the suite's own pytest runs, and importing it costs about 0.5 s of CPU in each
+# process: the inner runs below block it, as tox.ini does for the suite's own.
+NO_LANGSMITH = ("-p", "no:langsmith_plugin")
+
 # Checks that sample (one strategy of each family, say) check everything when this is set.
 EXHAUSTIVE = os.environ.get("CHUNKEVAL_EXHAUSTIVE", "") not in ("", "0")
 

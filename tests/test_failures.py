@@ -14,7 +14,7 @@ from chunkeval.evaluate import Evaluation
 from chunkeval.model import Chunk
 from chunkeval.results import Results
 from chunkeval.retrieval import embedding
-from helpers import tiny_corpus
+from helpers import NO_LANGSMITH, tiny_corpus
 
 pytest_plugins = ["pytester"]
 
@@ -73,7 +73,8 @@ def test_a_failing_splitter_is_never_recorded_as_a_baseline(project, pytester):
         'splitters = ["mysplit:shouting"]\nreference = ["fixed-400"]\nretrievers = ["bm25"]\n',
         encoding="utf-8")
     result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
-                                           "-p", "no:randomly", str(project / "pyproject.toml"))
+                                           "-p", "no:randomly", *NO_LANGSMITH,
+                                           str(project / "pyproject.toml"))
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*strategy 'shouting' failed on page00.html: its chunks break "
                                  "'slice'*", "*baselines NOT recorded for shouting*"])
@@ -88,6 +89,7 @@ def test_a_query_set_with_no_questions_fails_its_cases_in_one_line(project, pyte
         '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["faq-qa"]\n'
         'reference = ["fixed-400"]\nretrievers = ["bm25"]\n', encoding="utf-8")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+                                           *NO_LANGSMITH,
                                            str(project / "pyproject.toml"))
     assert result.ret == 1
     result.stdout.fnmatch_lines(["chunkeval: query set 'faq-qa' has no questions on the "
@@ -103,7 +105,8 @@ def test_a_failing_retriever_holds_back_its_own_baselines_only(project, pytester
         '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["section-titles"]\n'
         'reference = ["fixed-400"]\nretrievers = ["bm25", "myret:down"]\n', encoding="utf-8")
     result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
-                                           "-p", "no:randomly", str(project / "pyproject.toml"))
+                                           "-p", "no:randomly", *NO_LANGSMITH,
+                                           str(project / "pyproject.toml"))
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*strategy 'fixed-400', retriever 'down' failed: "
                                  "RuntimeError: the model server is down*",

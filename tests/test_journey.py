@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import chunkeval
-from helpers import corpus_pages
+from helpers import NO_LANGSMITH, corpus_pages
 
 PARAPACK = '''\
 """The team's splitter: whole blocks packed into chunks of at most SIZE characters."""
@@ -88,7 +88,8 @@ def sh(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def pytest_in(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return sh(root, "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rf", *args)
+    return sh(root, "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *NO_LANGSMITH, "-rf",
+              *args)
 
 
 def collected(out: str) -> set[str]:

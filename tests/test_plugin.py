@@ -27,6 +27,7 @@ from chunkeval import strategies
 from chunkeval.gate import baselines
 from chunkeval.gate.baselines import Baseline
 from chunkeval.gate.entry import BaselineEntry
+from helpers import NO_LANGSMITH, corpus_pages
 
 pytest_plugins = ["pytester"]
 
@@ -34,12 +35,11 @@ HERE = Path(__file__).parent
 CORPUS = "manuals"
 BASELINE = f"baselines/{CORPUS}.json"
 RUN = ["--chunkeval-corpus", CORPUS, "--chunkeval-query-sets", "section-titles",
-       "--chunkeval-retrievers", "bm25", "-p", "no:randomly", "-p", "no:cacheprovider", "-rfE"]
+       "--chunkeval-retrievers", "bm25", "-p", "no:randomly", "-p", "no:cacheprovider", "-rfE",
+       *NO_LANGSMITH]
 METRIC_STRATEGIES = "mywin,fixed-400,structure-400"
 
 # -- the throwaway project ---------------------------------------------------------------
-
-from helpers import corpus_pages  # noqa: E402
 
 
 MYMOD = '''\

@@ -9,6 +9,7 @@ import zipfile
 
 import pytest
 from documents import manual_docx
+from helpers import NO_LANGSMITH
 
 from chunkeval.corpus import load_corpus
 
@@ -65,7 +66,8 @@ def test_update_baselines_into_an_unwritable_folder_prints_one_line(docs, pytest
         'reference = ["fixed-400"]\nretrievers = ["bm25"]\nbaselines = "blocker/baselines"\n',
         encoding="utf-8")
     result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
-                                           "-p", "no:randomly", "pyproject.toml")
+                                           "-p", "no:randomly", *NO_LANGSMITH,
+                                           "pyproject.toml")
     assert result.ret == 1
     out = result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines([f"*baselines NOT written: {pytester.path}/blocker/baselines: "
@@ -97,6 +99,7 @@ def test_a_bad_analyzer_names_the_file_and_is_one_configuration_error(docs, pyte
         'reference = ["fixed-400"]\nretrievers = ["bm25"]\nanalyzer = "words"\n',
         encoding="utf-8")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+                                           *NO_LANGSMITH,
                                            "pyproject.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()

@@ -217,11 +217,15 @@ def test_spans_point_into_the_views_not_the_base_documents(docs, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def default_run(run_dir) -> tuple[Path, Path]:
+def default_run(run_dir) -> tuple[Path, Path, dict, dict]:
     """The default matrix on debian-ja, published once per test run: under xdist the first
-    worker to check a part runs it, the other waits for it rather than run it too."""
+    worker to check a part runs it, the other waits for it rather than run it too. Its
+    results.json (some 40 MB) and the matrix are read once per worker, not once per part."""
     folder = once_per_run(run_dir, "default-matrix", publish_default_matrix)
-    return folder / "out", folder / "dump.jsonl"
+    out = folder / "out"
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    matrix = json.loads((folder / "matrix.json").read_text(encoding="utf-8"))
+    return out, folder / "dump.jsonl", doc, matrix
 
 
 def publish_default_matrix(folder: Path) -> None:
@@ -242,9 +246,7 @@ PARTS = 7  # the check is the suite's longest test: in parts, two workers share 
 @pytest.mark.corpus
 @pytest.mark.parametrize("part", range(PARTS))
 def test_the_full_default_matrix_recomputes(default_run, part):
-    out, dump = default_run
-    matrix = json.loads((out.parent / "matrix.json").read_text(encoding="utf-8"))
-    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    out, dump, doc, matrix = default_run
     assert matrix and len(doc["results"]) == 2 * sum(map(len, matrix.values()))
     mine = list(matrix)[part::PARTS]
     queries = sum(q["queries"] for q in doc["query_sets"].values())

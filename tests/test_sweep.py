@@ -23,7 +23,7 @@ from chunkeval.report import sweep_page
 from chunkeval.cli import main
 from chunkeval.errors import ConfigError
 from chunkeval.stats import bootstrap_p, holm
-from helpers import CHROMIUM, PROBE_END, corpus_pages, probe_in_browser
+from helpers import CHROMIUM, NO_LANGSMITH, PROBE_END, corpus_pages, probe_in_browser
 
 SERIES = {"recall_at_k": "coverage", "budget_recall": "budget_coverage"}
 GRID = ["--strategy", "fixed", "--size", "100:400:100", "--overlap", "0,0.2"]
@@ -670,7 +670,8 @@ def test_adopt_writes_the_recommendation_into_the_project_and_keeps_every_test(s
     (root / "pyproject.toml").write_text(ADOPTING, encoding="utf-8")
 
     def items():
-        done = in_project(root, "pytest", "--collect-only", "-q", "-p", "no:cacheprovider")
+        done = in_project(root, "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          *NO_LANGSMITH)
         assert done.returncode == 0, done.stdout + done.stderr
         return set(re.findall(r"^\S*::\S+$", done.stdout, re.M))
 

@@ -21,7 +21,7 @@ import chunkeval
 from chunkeval import store, retrieval
 from chunkeval.cli import main
 
-from helpers import ADJ, corpus_pages
+from helpers import ADJ, NO_LANGSMITH, corpus_pages
 
 TEAMRET = '''\
 """The team's retrievers: a word-hashing embedder that clips its input to $RET_MAX_CHARS (a
@@ -150,7 +150,7 @@ def pytest_in(root: Path, *args: str) -> subprocess.CompletedProcess:
     env.update(CHUNKEVAL_CACHE=str(root.parent / "cache"), PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=str(Path(chunkeval.__file__).parents[1]))
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
-                           "no:randomly", "-rf", *args], cwd=root, env=env, text=True,
+                           "no:randomly", *NO_LANGSMITH, "-rf", *args], cwd=root, env=env, text=True,
                           capture_output=True, timeout=600)
 
 
