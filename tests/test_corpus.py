@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chunkeval.store import cache_root
-from chunkeval.corpus import debian, load_corpus
+from chunkeval.corpus import debian, load_corpus, sources
 from chunkeval.corpus.readers import READERS
 from chunkeval.corpus.debian import DebPackage, deb_files, language_pages, read_ar
 from chunkeval.errors import CorpusError
