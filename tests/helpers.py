@@ -353,3 +353,14 @@ def once_per_run(base: Path, name: str, make: Callable[[Path], object]) -> Path:
             make(folder)
             (folder / ".made").touch()
     return folder
+
+
+def project_toml(name: str, **chunkeval: object) -> str:
+    """A project's pyproject.toml with a [tool.chunkeval] section: its corpus in docs/, the
+    section-titles query set and what is given (lists and strings, as TOML spells them)."""
+    import json
+    settings = {"corpus": "docs", "query_sets": ["section-titles"], **chunkeval}
+    lines = [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
+    return "\n".join(["[project]", f'name = "{name}"', 'version = "0"', "", "[tool.chunkeval]",
+                      *lines, ""])
+

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import chunkeval
-from helpers import NO_LANGSMITH, corpus_pages
+from helpers import NO_LANGSMITH, corpus_pages, project_toml
 
 PARAPACK = '''\
 """The team's splitter: whole blocks packed into chunks of at most SIZE characters."""
@@ -47,17 +47,7 @@ def _packed(doc):
     return chunks
 '''
 
-PYPROJECT = '''\
-[project]
-name = "team-docs"
-version = "0"
-
-[tool.chunkeval]
-corpus = "docs"
-query_sets = ["section-titles"]
-splitters = ["parapack:parapack"]
-retrievers = ["bm25"]
-'''
+PYPROJECT = project_toml("team-docs", splitters=["parapack:parapack"], retrievers=["bm25"])
 
 
 @pytest.fixture

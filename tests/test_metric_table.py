@@ -16,7 +16,7 @@ import chunkeval
 from chunkeval import metrics
 from chunkeval.results import PerQuery
 from chunkeval.scoring import Scores
-from helpers import corpus_pages
+from helpers import corpus_pages, project_toml
 
 NDCG_ROW = '    Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),\n'
 # A metric computed from a stored series: the share of queries whose top k holds at least
@@ -24,17 +24,7 @@ NDCG_ROW = '    Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),\n'
 HALF_ROW = ('    Metric("half_rate", "half", True, "half rate", headline=True,\n'
             '           derive=lambda series, complete_at: series["coverage"] >= 0.5),\n')
 
-PYPROJECT = '''\
-[project]
-name = "half-docs"
-version = "0"
-
-[tool.chunkeval]
-corpus = "docs"
-query_sets = ["section-titles"]
-strategies = ["fixed-400"]
-retrievers = ["bm25"]
-'''
+PYPROJECT = project_toml("half-docs", strategies=["fixed-400"], retrievers=["bm25"])
 
 
 def test_each_stored_series_is_a_field_of_the_rows_and_of_the_scores():

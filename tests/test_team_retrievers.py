@@ -21,7 +21,7 @@ import chunkeval
 from chunkeval import store, retrieval
 from chunkeval.cli import main
 
-from helpers import ADJ, NO_LANGSMITH, corpus_pages
+from helpers import ADJ, NO_LANGSMITH, corpus_pages, project_toml
 
 TEAMRET = '''\
 """The team's retrievers: a word-hashing embedder that clips its input to $RET_MAX_CHARS (a
@@ -80,17 +80,8 @@ kept = Retriever("kept", "1", embed=weighted, cache_key="weights-1")
 stopped_kept = Retriever("stopped-kept", "1", build=Overlap, cache_key="stop-1")
 '''
 
-PYPROJECT = '''\
-[project]
-name = "team-docs"
-version = "0"
-
-[tool.chunkeval]
-corpus = "docs"
-query_sets = ["section-titles"]
-strategies = ["fixed-800"]
-retrievers = ["teamret:clipped", "teamret:weighted", "teamret:stopped"]
-'''
+PYPROJECT = project_toml("team-docs", strategies=["fixed-800"],
+                        retrievers=["teamret:clipped", "teamret:weighted", "teamret:stopped"])
 
 # Words of section titles that neither the pages' headings nor their middles hold.
 UNSAMPLED = ("cobalt dusky jade ochre pewter anchor delta engine falcon lantern quarry").split()
