@@ -170,6 +170,12 @@ def test_a_docs_change_passes_and_a_splitter_change_with_it_is_gated_against_the
     write_team(root, 780)  # a harmless change
     harmless = gate(repo, "--chunkeval-base", "main")
     assert harmless.ret == 0, harmless.stdout.str()
+    sys.modules.pop("team", None)
+    capsys.readouterr()
+    assert cli.main(["compare", "--base", "main"]) == 0
+    said = capsys.readouterr().out  # compare lists the ok rows too: it has no -v to ask
+    assert re.search(r"^split +bm25 +section-titles .* ok$", said, re.M), said
+    assert "-v lists them" not in said
 
 
 def test_questions_on_one_side_only_are_counted_not_compared(repo):
@@ -223,6 +229,24 @@ def test_a_new_splitter_is_reported_new_and_an_old_one_failing_names_the_revisio
     assert re.search(r"at HEAD at \w{7} it failed, so there is nothing to compare with: "
                      r"strategy 'split' failed on page\d\d\.html: split\(\) raised ValueError",
                      out), out
+
+
+def test_a_strategy_new_since_the_baseline_on_changed_docs_is_said_to_have_no_entry(repo):
+    # the docs changed and a strategy was added (as `sweep --adopt` does): the new one has no
+    # entry to compare with, which is what is said, not that the corpus changed
+    root = repo.path
+    edit_docs(root)
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    (root / "pyproject.toml").write_text(text.replace('reference = []',
+                                                      'reference = ["fixed-400"]'),
+                                         encoding="utf-8")
+    result = gate(repo)
+    out = result.stdout.str()
+    assert result.ret == EXIT_NOT_COMPARED, out
+    assert "no baseline entry for strategy 'fixed-400', retriever 'bm25', query set " \
+           "'section-titles'" in out, out
+    assert "--chunkeval-base REV`, which reports a new strategy as new" in out, out
+    assert "the corpus changed" not in out.split("short test summary")[-1], out
 
 
 def test_base_revision_errors_are_one_line(repo, tmp_path, capsys):

@@ -686,6 +686,7 @@ def test_adopt_writes_the_recommendation_into_the_project_and_keeps_every_test(s
                  key=lambda v: v["queries"])["recommendation"]
     shown = done.stdout[done.stdout.index("to adopt the recommendation (in "):]
     assert "-reference = ['fixed-400', \"structure-400\"]  # gated beside ours" in shown
+    assert "is gated once recorded (`pytest --update-baselines`)" in shown  # what to run next
     text = (root / "pyproject.toml").read_text(encoding="utf-8")
     assert (root / "pyproject.toml.bak").read_text(encoding="utf-8") == ADOPTING
     # the file is the old one but for the reference list: comments and spelling kept

@@ -65,7 +65,8 @@ def _compare_base(session: Session, revision: str) -> int:
         print(line, file=sys.stderr if stream == "err" else sys.stdout)
     if judged.rows:
         print(compared_line(judged.rows))
-        print(format_summary(judged.rows, session.config.alpha))
+        # every row: compare has no -v to ask for the ok ones, and is asked for them all
+        print(format_summary(judged.rows, session.config.alpha, every_row=True))
     for line in new_and_gone_lines(judged.label, judged.new, judged.gone):
         print(line)
     return judged.status()

@@ -50,6 +50,9 @@ def sweep_command(args) -> int:
                 raise ConfigError(unadoptable or "--adopt: no pyproject.toml with a "
                                   "[tool.chunkeval] table to write the recommendation to")
             backup = adopt.write(patch)
-            print(f"adopted: wrote {patch.path} (the one before kept as {backup})")
+            print(f"adopted: wrote {patch.path} (the one before kept as {backup}); a "
+                  "strategy new to the baselines is gated once recorded (`pytest "
+                  "--update-baselines`) or against the base branch (`pytest "
+                  "--chunkeval-base REV`)")
     status = report_problems(session.problems(), session.config.strict)
     return failed or status

@@ -83,6 +83,8 @@ class Checker:
         then, view_then = baseline.data.get("documents"), baseline.view_documents(qs.name)
         entry = next((e for r in baseline.retrievers(case.strategy, qs.name)
                       if (e := baseline.entry(case.strategy, r, qs.name)) is not None), None)
+        if entry is None and then is not None:  # a strategy new since the baseline: the
+            return Against(baseline, baseline_label(baseline))  # case says it has no entry
         if then is None or view_then is None or entry is None or entry.documents is None:
             # recorded before documents were fingerprinted: the old refusal
             baseline.check_comparable(session.corpus_record, session.settings.to_json(),
@@ -167,7 +169,9 @@ class Checker:
             return
         if entry is None:
             self._not_compared(f"no baseline entry for {what} in {baseline.path}: run `pytest "
-                               "--update-baselines` to record it, then commit the file")
+                               "--update-baselines` to record it, then commit the file (or "
+                               "gate against the base branch with `pytest --chunkeval-base "
+                               "REV`, which reports a new strategy as new)")
         try:  # a base revision's retriever may differ: that is what is gated then
             if against.base is None:
                 check_same_retriever(result, entry, str(baseline.path))
