@@ -38,12 +38,7 @@ class Registry(Generic[T]):
                  builtin: bool = False, opt_in: bool = False, missing: str | None = None) -> T:
         """Add `item` under `name` (default: its `name` attribute) and return it."""
         name = item.name if name is None else name  # type: ignore[attr-defined]
-        old = self._items.get(name)
-        if old is not None and not replace and old is not item:
-            raise ConfigError(f"a {self.kind} named {name!r} is already registered")
-        if name in self._builtin and not builtin and old is not item:
-            raise ConfigError(f"{name!r} is the name of a built-in {self.kind}; give yours "
-                              f"another{self._rename}")
+        self._admit(item, name, replace, builtin)
         self._items[name] = item
         if builtin:
             self._builtin.add(name)
@@ -57,12 +52,29 @@ class Registry(Generic[T]):
         """Register every component loaded from what the user named (`named`, as messages
         say it: "splitter 'pkg.mod:split'"), each replacing an earlier load of its name; a
         refusal is a ConfigError that says `named` first."""
+        for item in self.check_loaded(items, named):
+            self.register(item, replace=True)
+        return items
+
+    def check_loaded(self, items: list[T], named: str) -> list[T]:
+        """`items` when register_loaded would take them, without registering them: for
+        components used once and dropped (a sweep's configurations), which must not pass
+        for a built-in all the same."""
         for item in items:
             try:
-                self.register(item, replace=True)
+                self._admit(item, item.name, True, False)  # type: ignore[attr-defined]
             except ConfigError as e:
                 raise ConfigError(f"{named}: {e}") from None
         return items
+
+    def _admit(self, item: T, name: str, replace: bool, builtin: bool) -> None:
+        """ConfigError when `item` may not take `name`."""
+        old = self._items.get(name)
+        if old is not None and not replace and old is not item:
+            raise ConfigError(f"a {self.kind} named {name!r} is already registered")
+        if name in self._builtin and not builtin and old is not item:
+            raise ConfigError(f"{name!r} is the name of a built-in {self.kind}; give yours "
+                              f"another{self._rename}")
 
     def snapshot(self) -> tuple:
         """What `restore` puts back: every name and what is known of it."""

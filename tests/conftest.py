@@ -18,8 +18,8 @@ settings.register_profile("ci", max_examples=150, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-# The registries are global to the process: what one test registers (a sweep's grid, a
-# project's retriever) would change what the next one in the same worker lists and runs.
+# The registries are global to the process: what one test registers (a project's splitter
+# or retriever) would change what the next one in the same worker lists and runs.
 REGISTRIES = [strategy_registry.STRATEGIES, retriever_registry.RETRIEVERS]
 
 

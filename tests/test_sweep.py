@@ -196,6 +196,43 @@ def test_a_sweep_unregisters_the_strategies_of_its_grid_when_it_is_done(swept, t
     assert "fixed-150" not in strategies.names(all=True)
 
 
+def test_a_sweep_hands_its_grid_to_the_evaluation_and_leaves_the_registry_as_it_found_it(
+        swept, tmp_path, monkeypatch):
+    """No wrapper unregisters what the sweep made: a team factory's grid, a team splitter
+    the session loaded (known before and after), built-in specs at sizes nobody named and a
+    built-in to sweep against are evaluated without ever being registered."""
+    from chunkeval import config
+    from chunkeval.session import Session
+    from chunkeval.sweep.runner import prepare
+
+    project = factory_project(tmp_path / "project")
+    monkeypatch.chdir(project)
+    session = Session(config.load(command_line={
+        "corpus": str(swept[0] / "docs"), "query_sets": ["section-titles"],
+        "retrievers": ["bm25"], "splitters": ["sweepsplit:split"]})).check()
+    before = strategies.names(all=True)
+    assert "split" in before  # the session's splitters are registered, as a project relies on
+    points, against = prepare("sweepsplit:make", [200, 300], [0, 0.2], metric="recall_at_k",
+                              holdout=None, against="fixed(size=175)", root=project)
+    assert strategies.names(all=True) == before
+    assert [p.strategy.name for p in points] == [p.name for p in points]
+    assert against.strategy.params["size"] == 175
+    factory = sweep.run(session, "sweepsplit:make", [200, 300], [0, 0.2], retrievers=["bm25"],
+                        against="sweepsplit:split", progress=False)
+    built_in = sweep.run(session, "fixed", [150, 350], [0, 0.1], retrievers=["bm25"],
+                         against="structure-400", progress=False)
+    assert strategies.names(all=True) == before
+    assert {r.point.name for r in factory.rows[("bm25", "section-titles")]} == {
+        "make-overlap=0-size=200", "make-overlap=40-size=200", "make-overlap=0-size=300",
+        "make-overlap=60-size=300"}
+    # the objects handed in are the ones evaluated, made once per spec
+    assert session.evaluation.strategy("fixed-150") is strategies.build("fixed(size=150)")
+    assert {p.name for p in built_in.points} == {"fixed-150", "fixed-150-ov15", "fixed-350",
+                                                 "fixed-350-ov35"}
+    assert factory.against and built_in.against  # the team splitter and structure-400
+    assert not factory.failures and not built_in.failures
+
+
 def test_the_grid_leaves_out_overlaps_as_large_as_the_size_and_refuses_one_a_family_lacks():
     points = sweep.grid("fixed", [10, 100], [0, 0.5, 50])
     assert [(p.size, p.overlap) for p in points] == [(10, 0), (10, 5), (100, 0), (100, 50)]
@@ -791,7 +828,7 @@ def test_a_list_gains_the_recommendation_as_written_text(written, added):
 def test_an_unknown_strategy_to_sweep_against_is_said_with_where_it_was_given():
     from chunkeval.errors import ConfigError
     from chunkeval.sweep.runner import prepare
-    with sweep.own_strategies(), pytest.raises(ConfigError) as e:
+    with pytest.raises(ConfigError) as e:
         prepare("fixed", [400], [0.0], metric=sweep.DEFAULT_METRIC, holdout=None,
                 against="nosuch", where={"sweep_against": "option --against"})
     assert str(e.value).startswith("option --against: unknown strategy 'nosuch'")

@@ -10,7 +10,7 @@ from ..retrieval import registry as retrievers
 from . import params, registry, sized
 from .defaults import FEW, MATRIX, MISSING, NAMED_ONLY, REFERENCE
 from .registry import (Strategy, Unit, all_strategies, is_builtin, load_splitter, missing,
-                       names, register, require, unregister)
+                       names, read_splitter, register, require, unregister)
 from .sized import size_by
 
 # chunkeval's own: their chunks are a function of chunkeval's code (the chunk cache's key);
@@ -28,11 +28,21 @@ for _strategy in NAMED_ONLY:
 def get(name: str) -> Strategy:
     """The strategy registered as `name`; a name sized by the configured length
     (fixed-400t, see sized.py) or a spec with parameters (`fixed(size=300, overlap=0.1)`, see
-    params.py) is made on first use."""
+    params.py) is made on first use, and registered."""
+    return _found(name, params.make, sized.make)
+
+
+def build(name: str) -> Strategy:
+    """What `get(name)` gives, without registering what it makes: a strategy to hand to an
+    evaluation and drop (a sweep's configuration)."""
+    return _found(name, params.build, sized.build)
+
+
+def _found(name: str, from_spec, from_sized) -> Strategy:
     try:
         return registry.get(name)
     except LookupError:
-        made = params.make(name) if params.is_spec(name) else sized.make(name)
+        made = from_spec(name) if params.is_spec(name) else from_sized(name)
         if made is None:
             raise
         return made
@@ -55,5 +65,5 @@ def resolve(chosen: Iterable[str]) -> None:
 
 
 __all__ = ["FEW", "MATRIX", "NAMED_ONLY", "REFERENCE", "Strategy", "Unit", "all_strategies",
-           "canonical", "get", "is_builtin", "load_splitter", "missing", "names", "register",
-           "require", "resolve", "size_by", "unregister"]
+           "build", "canonical", "get", "is_builtin", "load_splitter", "missing", "names",
+           "read_splitter", "register", "require", "resolve", "size_by", "unregister"]

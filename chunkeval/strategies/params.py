@@ -100,6 +100,26 @@ def make(spec: str):
     """The spec's strategy, registered under name_of(spec) (an existing one is reused: the
     named strategies are these), or None when `spec` is not a built-in family's spec."""
     from . import registry, sized
+
+    strategy = build(spec)
+    if strategy is None or strategy.name in registry.STRATEGIES:
+        return strategy
+    if arguments(spec)[1].get("tokens"):
+        return sized.make(strategy.name)  # registered as the "t" names are
+    # chunkeval's own code: its chunks may be cached as the matrix's are. Known by name from
+    # now on, but not added to the default set that a run without names evaluates.
+    return registry.register(strategy, builtin=True, opt_in=True)
+
+
+# the strategies `build` made: one object per name, as an evaluation takes another object
+# under a name it has evaluated for another strategy and evaluates it again
+_built: dict[str, Any] = {}
+
+
+def build(spec: str):
+    """The spec's strategy without registering it (the registered one when its name is
+    known), or None when `spec` is not a built-in family's spec."""
+    from . import registry, sized
     from .fixed import fixed
     from .headings import headings
     from .recursive import recursive
@@ -109,24 +129,21 @@ def make(spec: str):
         return None
     family, v = arguments(spec)
     name = name_of(spec)
-    try:
+    if name in registry.STRATEGIES:
         return registry.get(name)
-    except LookupError:
-        pass
     if v.get("tokens"):
-        made = sized.make(name)  # the configured length's units, as fixed-400t is made
+        made = sized.build(name)  # the configured length's units, as fixed-400t is made
         if made is None:
             raise ConfigError(f"strategy {spec!r}: no token-sized form of {family}")
         return made
-    if family == "fixed":
-        strategy = fixed(v["size"], v["overlap"])
-    elif family == "recursive":
-        strategy = recursive(v["size"], v["overlap"])
-    elif family == "structure":
-        strategy = structure(v["size"], prefix=v["prefix"])
-    else:
-        strategy = headings(v["level"])
-    # chunkeval's own code: its chunks may be cached as the matrix's are. Known by name from
-    # now on, but not added to the default set that a run without names evaluates.
-    return registry.register(dataclasses.replace(strategy, identity="chunkeval"),
-                             builtin=True, opt_in=True)
+    if name not in _built:
+        if family == "fixed":
+            strategy = fixed(v["size"], v["overlap"])
+        elif family == "recursive":
+            strategy = recursive(v["size"], v["overlap"])
+        elif family == "structure":
+            strategy = structure(v["size"], prefix=v["prefix"])
+        else:
+            strategy = headings(v["level"])
+        _built[name] = dataclasses.replace(strategy, identity="chunkeval")
+    return _built[name]

@@ -85,7 +85,14 @@ all_strategies = STRATEGIES.items
 
 
 def load_splitter(spec: str, root=None) -> list[Strategy]:
-    """Import "module:attribute" (with `root` first on the path) and register what it names.
+    """Import "module:attribute" (with `root` first on the path) and register what it names
+    (`read_splitter`): a project's splitters are known by name from then on."""
+    return STRATEGIES.register_loaded(read_splitter(spec, root), f"splitter {spec!r}")
+
+
+def read_splitter(spec: str, root=None) -> list[Strategy]:
+    """The Strategies "module:attribute" names (imported with `root` first on the path),
+    checked as `load_splitter` registers them but not registered: to evaluate and drop.
 
     The attribute may be a Strategy, an iterable of Strategies, or a plain callable
     `f(Document) -> list[Chunk]`; a plain callable is named after the attribute, takes
@@ -135,7 +142,7 @@ def load_splitter(spec: str, root=None) -> list[Strategy]:
                                  s.identity if s.name in STRATEGIES
                                  and STRATEGIES.get(s.name) is s else None)
              else dataclasses.replace(s, identity=own) for s in found]
-    return STRATEGIES.register_loaded(found, f"splitter {spec!r}")
+    return STRATEGIES.check_loaded(found, f"splitter {spec!r}")
 
 
 def _made(spec: str, factory: Any, kwargs: dict[str, Any]) -> Any:

@@ -52,10 +52,17 @@ def size_by(spec: str, load: Load | None = None) -> None:
 
 
 def make(name: str) -> Strategy | None:
-    """The strategy `name` means when it is one of the "t" names, registered; else None.
-    ConfigError when the length is characters: such a name would mean its "t"-less twin."""
-    if name in _made:  # made before, and unregistered since by whoever registered it
-        return register(_made[name], replace=True)
+    """The strategy `name` means when it is one of the "t" names, registered; else None."""
+    strategy = build(name)
+    return None if strategy is None else register(strategy, replace=True)
+
+
+def build(name: str) -> Strategy | None:
+    """The strategy `name` means when it is one of the "t" names, not registered (the same
+    object each time under one length); else None. ConfigError when the length is
+    characters: such a name would mean its "t"-less twin."""
+    if name in _made:
+        return _made[name]
     m = PATTERN.fullmatch(name)
     if m is None:
         return None
@@ -76,6 +83,5 @@ def make(name: str) -> Strategy | None:
         return None
     # its chunks depend on the length measure too, whose spec the params record and
     # whose module the chunk cache digests
-    strategy = dataclasses.replace(strategy, identity="chunkeval")
-    _made[name] = register(strategy, replace=True)
-    return strategy
+    _made[name] = dataclasses.replace(strategy, identity="chunkeval")
+    return _made[name]

@@ -28,7 +28,7 @@ result). Per retriever and query set, at the top k (recall_at_k) and under the b
 Every number of the verdict recomputes from sweep.json, which holds each configuration's
 per-query series.
 
-The modules, lowest first: `points` (the grid and its registration) and `measure` (evaluating
+The modules, lowest first: `points` (the grid and its strategies) and `measure` (evaluating
 configurations); `verdict` (the comparison with the best and the recommendation); `halving`;
 `result` (the Sweep, as sweep.json holds it, and what to adopt); `runner` (a whole sweep, and
 `configure`: the one a session's settings ask for, checked).
@@ -41,7 +41,7 @@ from __future__ import annotations
 from .halving import (ETA, FINALISTS, HALVING_FROM, MIN_RUNG, check_size,
                       halve, halving_on, rung_bounds)
 from .measure import evaluate
-from .points import Point, grid, own_strategies, parse_overlaps, parse_sizes, register
+from .points import Point, grid, parse_overlaps, parse_sizes, strategy_of
 from .result import (FORMAT, Sweep, adopted_point, adopted_verdict, config_lines, differ_note,
                      factory_call)
 from .runner import Configured, configure, prepare, run
@@ -58,6 +58,6 @@ __all__ = [
     "MIN_HOLDOUT", "MIN_QUESTIONS", "MIN_RUNG", "SEED", "UNCLEAR", "WINNER", "Point", "Row",
     "Sweep", "Verdict", "adopted_point", "adopted_verdict", "check_size", "compare",
     "config_lines", "configure", "differ_note", "evaluate", "factory_call", "grid", "halve",
-    "halving_on", "handed", "handed_per_query", "judge", "own_strategies", "parse_overlaps",
-    "parse_sizes", "prepare", "queries_needed", "recommend", "register", "rung_bounds", "run",
-    "split_queries"]
+    "halving_on", "handed", "handed_per_query", "judge", "parse_overlaps",
+    "parse_sizes", "prepare", "queries_needed", "recommend", "rung_bounds", "run",
+    "split_queries", "strategy_of"]

@@ -1,15 +1,15 @@
-"""The sweep's grid: sizes and overlaps as given, the configurations (Points) they make of one
-strategy, and their registration, for the sweep's time only."""
+"""The sweep's grid: sizes and overlaps as given, and the configurations (Points) they make of
+one strategy, each with its Strategy, made for the sweep and never registered."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import strategies
 from ..errors import ConfigError
 from ..strategies import params as strategy_params
+from ..strategies.registry import Strategy
 from ..strategies.specs import call_spec
 
 
@@ -54,13 +54,15 @@ def parse_overlaps(text: str, where: str = "--overlap") -> list[float]:
 
 @dataclass(frozen=True)
 class Point:
-    """One configuration of the grid: the spec that makes it and the name it registers."""
+    """One configuration of the grid: the spec that makes it, its strategy's name and the
+    strategy (handed to the evaluation, not registered)."""
 
     spec: str
     name: str
     size: int
     overlap: int  # in the size's units
     share: float  # overlap / size
+    strategy: Strategy | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {"spec": self.spec, "strategy": self.name, "size": self.size,
@@ -84,8 +86,8 @@ def _units(size: int, overlap: float) -> int:
 def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> list[Point]:
     """The configurations of `strategy` (a built-in family, `chonkie:Class` or a project's
     factory `module:attr`, each maybe with fixed parameters) at every size and overlap,
-    registered. A family without an overlap takes only 0; an overlap of a size or more is
-    left out of the grid (it would never advance)."""
+    each with its strategy made (not registered). A family without an overlap takes only
+    0; an overlap of a size or more is left out of the grid (it would never advance)."""
     head, fixed_args = call_spec(strategy, "sweep strategy")
     for k in ("size", "overlap", "chunk_size", "chunk_overlap"):
         if k in fixed_args:
@@ -116,7 +118,8 @@ def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> l
             else:
                 args = {"size": size, "overlap": units, **fixed_args}
             spec = _call(head, args)
-            name = register(spec, root)
+            made = strategy_of(spec, root)
+            name = made.name
             if name in points and head not in strategy_params.FAMILIES \
                     and points[name].spec != spec:
                 # a built-in's name is what it does (0.5 and 50 of 100 are one); another
@@ -125,34 +128,22 @@ def grid(strategy: str, sizes: list[int], overlaps: list[float], root=None) -> l
                                   f"{spec} are both named {name!r}; a swept splitter must "
                                   "not set its own strategy_name")
             if name not in points:
-                points[name] = Point(spec, name, size, units, units / size)
+                points[name] = Point(spec, name, size, units, units / size, made)
     if not points:
         raise ConfigError(f"sweep of {strategy!r}: no configuration (every overlap is as "
                           "large as its size)")
     return list(points.values())
 
 
-@contextmanager
-def own_strategies():
-    """The strategies registered inside are the sweep's: they are unregistered on the way out,
-    so that a second sweep or a run in the same process knows only what it knew before."""
-    before = set(strategies.names(all=True))
-    try:
-        yield
-    finally:
-        for name in set(strategies.names(all=True)) - before:
-            strategies.unregister(name)
-
-
-def register(spec: str, root=None) -> str:
-    """The registered name of a built-in spec, a chonkie spec or a factory spec."""
+def strategy_of(spec: str, root=None) -> Strategy:
+    """The strategy of a built-in spec, a chonkie spec, a factory spec or a name, made (or
+    read) for the sweep without registering it."""
     if strategy_params.is_spec(spec):
-        return strategies.canonical(spec)
+        return strategies.build(spec)
     if ":" in spec:
-        found = strategies.load_splitter(spec, root)
+        found = strategies.read_splitter(spec, root)
         if len(found) != 1:
             raise ConfigError(f"splitter {spec!r}: makes {len(found)} strategies; a sweep "
                               "needs one per configuration")
-        return found[0].name
-    strategies.get(spec)  # a plain name: known or UnknownName
-    return spec
+        return found[0]
+    return strategies.build(spec)  # a plain name: known, sized, or UnknownName

@@ -13,7 +13,7 @@ from ..errors import ConfigError, UnknownName
 from ..stats import RESAMPLES, SEED as BOOTSTRAP_SEED
 from .halving import ETA, FINALISTS, MIN_RUNG, check_size, halve, halving_on
 from .measure import evaluate
-from .points import Point, grid, own_strategies, parse_overlaps, parse_sizes, register
+from .points import Point, grid, parse_overlaps, parse_sizes, strategy_of
 from .result import Sweep
 from .verdict import (DEFAULT_MARGIN, DEFAULT_METRIC, METRICS, SEED, Row, handed, judge,
                       split_queries)
@@ -22,9 +22,9 @@ from .verdict import (DEFAULT_MARGIN, DEFAULT_METRIC, METRICS, SEED, Row, handed
 def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: str,
             holdout: float | None, against: str | None, root=None, where: dict | None = None
             ) -> tuple[list[Point], Point | None]:
-    """The grid's configurations and the team's splitter, registered, with the settings
-    checked: what can be wrong is said before the corpus is read, with where it was given
-    (`where`: setting -> place, as config.Config has it)."""
+    """The grid's configurations and the team's splitter, each with its strategy made (not
+    registered), with the settings checked: what can be wrong is said before the corpus is
+    read, with where it was given (`where`: setting -> place, as config.Config has it)."""
     def at(key: str) -> str:
         return f"{where[key]}: " if where and key in where else ""
 
@@ -39,7 +39,8 @@ def prepare(strategy: str, sizes: list[int], overlaps: list[float], *, metric: s
     except ConfigError as e:
         raise ConfigError(f"{at('sweep_strategy')}{e}") from None
     try:
-        against_point = Point(against, register(against, root), 0, 0, 0.0) if against else None
+        made = strategy_of(against, root) if against else None
+        against_point = Point(against, made.name, 0, 0, 0.0, made) if made else None
     except (ConfigError, UnknownName) as e:
         raise ConfigError(f"{at('sweep_against')}{e}") from None
     return points, against_point
@@ -78,23 +79,21 @@ def configure(session, yes: bool = False) -> Configured:
     spelled = list(cfg.retrievers) or [ONE_RETRIEVER]
     retrievers = session.listed_retrievers(spelled)
     against = cfg.sweep_against or (cfg.splitters[0] if cfg.splitters else None)
-    # said before thousands of configurations are registered
+    # said before thousands of configurations are made
     grid_size = len(sizes) * len(overlaps)
     check_size(grid_size, len(retrievers), len(session.query_specs()),
                cfg.sweep_max_configurations, yes,
                halving_on(cfg.sweep_halving, grid_size, cfg.where["sweep_halving"]))
-    with own_strategies():  # registered only to be checked; `run` registers them for its time
-        points, _ = prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
-                            holdout=cfg.sweep_holdout, against=against, root=cfg.root,
-                            where={**cfg.where,
-                                   "sweep_against": cfg.where["sweep_against"]
-                                   if cfg.sweep_against else cfg.where["splitters"]})
+    points, _ = prepare(cfg.sweep_strategy, sizes, overlaps, metric=cfg.sweep_metric,
+                        holdout=cfg.sweep_holdout, against=against, root=cfg.root,
+                        where={**cfg.where,
+                               "sweep_against": cfg.where["sweep_against"]
+                               if cfg.sweep_against else cfg.where["splitters"]})
     margin = cfg.sweep_margin if cfg.sweep_margin is not None else cfg.min_effect
     return Configured(session, sizes, overlaps, retrievers, spelled, against, margin,
                       halving_on(cfg.sweep_halving, len(points), cfg.where["sweep_halving"]))
 
 
-@own_strategies()
 def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         retrievers: list[str], metric: str = DEFAULT_METRIC, holdout: float | None = None,
         against: str | None = None, progress: bool | None = None,
@@ -102,7 +101,8 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         halving: bool = False) -> Sweep:
     """Evaluate the grid in the session and judge it (module docstring). `spelled`: the
     retrievers as the project names them (MODULE:ATTR), for the lines that adopt. The
-    grid's strategies are registered for the sweep only (`own_strategies`)."""
+    grid's strategies are handed to the session's evaluation, not registered: the registry
+    is left as the sweep found it."""
     if not 0 < margin < 1:
         raise ConfigError(f"sweep margin {margin!r}: a share of the metric, over 0 and under 1 "
                           "(0.02: 2 points)")
@@ -123,6 +123,8 @@ def run(session, strategy: str, sizes: list[int], overlaps: list[float], *,
         specs = [q for q in specs if evaluation.query_set(q).name not in refused]
     names = [p.name for p in points]
     extra = [against_point.name] if against_point and against_point.name not in names else []
+    for point in points + ([against_point] if extra else []):
+        evaluation.strategy(point.strategy)
     found, failures, rungs, finalists = {}, [], [], {}
     for spec in specs:
         finalists[spec] = names
