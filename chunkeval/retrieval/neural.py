@@ -8,8 +8,11 @@ module is imported then too (registry.py names the retriever, its version and pa
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import platform
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -25,8 +28,48 @@ TOKEN_BUDGET = 16384
 # pytest-xdist worker. Two processes of two threads on two cores embed 0.65 times the texts
 # a second of two of one thread (bench/results/embedding.md): more threads only wait.
 THREADS = 2
+# glibc maps every allocation above its mmap threshold (32 MiB at most) afresh and unmaps it
+# on free, so each of the encoder's transient arrays (up to ~85 MB at the budget above) was
+# faulted in page by page, every micro-batch: ~15% of an embedding's CPU, nearly all of it
+# system time. While the encoder runs, arrays up to HEAP_ARRAYS stay in the heap and the
+# heap is not trimmed; the vectors are the same bits (only where the memory lives changes).
+# Afterwards glibc's limits go to the values its own dynamic rule climbs to, and the heap
+# is trimmed as usual (bench/results/embedding-in-suite.md).
+HEAP_ARRAYS = 256 << 20
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_GLIBC_MMAP_MAX = 32 << 20
 
 _model = None
+_libc = None
+
+
+def _glibc():
+    """glibc's mallopt, where this process runs on glibc; else None."""
+    global _libc
+    if _libc is None:
+        _libc = False
+        if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+            try:
+                _libc = ctypes.CDLL(None)
+                _libc.mallopt  # noqa: B018 -- raises AttributeError where it is missing
+            except (OSError, AttributeError):
+                _libc = False
+    return _libc or None
+
+
+@contextmanager
+def _arrays_in_heap():
+    libc = _glibc()
+    if libc is None:
+        yield
+        return
+    libc.mallopt(_M_MMAP_THRESHOLD, HEAP_ARRAYS)
+    libc.mallopt(_M_TRIM_THRESHOLD, 2 * HEAP_ARRAYS)
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_MAX)
+        libc.mallopt(_M_TRIM_THRESHOLD, 2 * _GLIBC_MMAP_MAX)
 
 
 def _threads() -> int:
@@ -56,5 +99,6 @@ def use_embed(texts: list[str]) -> np.ndarray:
             pass
     if not texts:
         return np.zeros((0, 512), dtype=np.float32)
-    return np.asarray(_model.encode(list(texts)), dtype=np.float32)
+    with _arrays_in_heap():
+        return np.asarray(_model.encode(list(texts)), dtype=np.float32)
 
