@@ -39,6 +39,8 @@ from .strategies import REFERENCE
 SECTION = "[tool.chunkeval]"
 # The chunkeval commands that read a corpus and its query sets.
 EVALUATING = ("info", "run", "compare", "calibrate", "sweep")
+# `sweep_halving = "auto"` halves a grid of more configurations than this
+HALVING_FROM = 60
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,7 @@ SETTINGS: tuple[Setting, ...] = (
             table="sweep"),
     Setting("sweep_halving", "str", "auto",
             "successive halving on nested samples of the queries: auto (grids of more than "
-            "60 configurations), on or off", cli="--halving", commands=("sweep",),
+            f"{HALVING_FROM} configurations), on or off", cli="--halving", commands=("sweep",),
             metavar="auto|on|off", flag=False, table="sweep"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}

@@ -237,3 +237,13 @@ def test_an_index_built_without_an_analyzer_takes_the_settings_one():
     assert DEFAULTS.analyzer == "auto"
     scores = build_index("bm25", texts).scores(["packaging"])
     assert scores[0, 0] > 0 and scores[0, 1] == 0
+
+
+def test_the_halving_threshold_is_stated_from_its_constant():
+    # help texts once wrote the number out, and would have gone on saying it after a change
+    stated = re.compile(rf"\b{config.HALVING_FROM} configurations")
+    found = [f"{module}:{node.lineno}" for module, source in _sources().items()
+             for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and stated.search(node.value)]
+    assert found == [], found

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..config import HALVING_FROM
 from ..errors import ConfigError
 from ..results import Failure
 from ..stats import simultaneous_bounds
@@ -15,7 +16,6 @@ from .measure import evaluate
 from .verdict import SEED, series_of
 
 
-HALVING_FROM = 60  # larger grids are halved unless told otherwise
 FINALISTS = 8  # halving stops when this few are left
 ETA = 3  # each rung is on three times the queries of the one before
 MIN_RUNG = 30  # no rung judges on fewer queries
