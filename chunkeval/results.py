@@ -331,15 +331,20 @@ class CorpusSummary(Fields):
     chars: int
 
 
+# How a set's gold was scored where a file does not say: files written before the rule was
+# recorded were all scored as text, and a text-scored set is written without it.
+UNSTATED_COVERAGE = "text"
+
+
 @dataclass(frozen=True)
 class QuerySetSummary:
     queries: int
     fingerprint: str
-    coverage: str = "text"  # how its gold was scored: text, positional or mixed
+    coverage: str = UNSTATED_COVERAGE  # how its gold was scored: text, positional or mixed
 
     def to_json(self) -> dict:
         return {"queries": self.queries, "fingerprint": self.fingerprint} | (
-            {"coverage": self.coverage} if self.coverage != "text" else {})
+            {"coverage": self.coverage} if self.coverage != UNSTATED_COVERAGE else {})
 
 
 @dataclass
@@ -413,10 +418,11 @@ class Results:
             qc.has(qs, "queries", "fingerprint")
             qc.count(qs["queries"], "queries")
             qc.string(qs["fingerprint"], "fingerprint")
-            qc.that(qs.get("coverage", "text") in ("text", "positional", "mixed"), "coverage",
+            qc.that(qs.get("coverage", UNSTATED_COVERAGE) in ("text", "positional", "mixed"),
+                    "coverage",
                     "is not text, positional or mixed")
             summaries[name] = QuerySetSummary(qs["queries"], qs["fingerprint"],
-                                              qs.get("coverage", "text"))
+                                              qs.get("coverage", UNSTATED_COVERAGE))
         for key in ("strategies", "retrievers"):
             value = data.get(key, {})
             check.that(isinstance(value, dict) and all(isinstance(v, dict)

@@ -21,7 +21,7 @@ from chunkeval import config, strategies
 from chunkeval.gate import calibrate, power
 from chunkeval.gate.baselines import Record
 from chunkeval.gate.verdict import DEFAULT_TOLERANCE, Tolerance
-from chunkeval.results import DEFAULTS, QuerySetSummary, Settings
+from chunkeval.results import DEFAULTS, Settings
 
 PACKAGE = Path(chunkeval.__file__).parent
 
@@ -41,9 +41,6 @@ NAMES = ({f.name for f in fields(Settings)} | {f.name for f in fields(Tolerance)
 DEFINING = {_where(Settings), _where(Tolerance)}
 # A setting's name used for another thing, with a default of its own.
 OTHER_THINGS = {
-    (_where(QuerySetSummary), "coverage"): "the rule a set was scored by, text when an older "
-                                           "file does not say",
-    (_where(Record), "coverage"): "the same, as a baseline file records it",
     (_where(power.smallest_drop), "min_effect"): "no floor unless the gate's is handed in",
     (_where(power.set_power), "min_effect"): "the same",
 }
@@ -210,7 +207,8 @@ def test_the_scan_finds_each_kind_of_respelling(source, says):
 
 def test_the_scan_leaves_definitions_and_other_things_alone():
     assert respelled("class Settings:\n    k: int = 5\n", _where(Settings)[0]) == []
-    assert respelled('class Record:\n    coverage: str = "text"\n', _where(Record)[0]) == []
+    assert respelled("class Record:\n    coverage: str = UNSTATED_COVERAGE\n",
+                     _where(Record)[0]) == []
     assert respelled("class Settings:\n    k: int = 5\n", "elsewhere.py") != []
     assert respelled("def run(k=DEFAULTS.k, seed=SEED):\n    pass\n", "m.py") == []
     # a retriever named in the table that defines it is no default

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..corpus.debian import BUILTIN_CORPORA
 from ..errors import BaselineError, ConfigError, InputError
-from ..results import Result
+from ..results import UNSTATED_COVERAGE, Result
 from ..store import atomic_write
 from .entry import RETRIEVER_FIELDS, BaselineEntry, Noise, with_noise
 from .verdict import DEFAULT_TOLERANCE, Tolerance, compare
@@ -66,7 +66,7 @@ class Record:
     corpus: dict  # name, fingerprint, documents, chars (and identity)
     settings: dict  # Settings.to_json()
     query_set_fingerprint: str
-    coverage: str = "text"  # the set's coverage rule (scoring.coverage_rule)
+    coverage: str = UNSTATED_COVERAGE  # the set's coverage rule (scoring.coverage_rule)
     # the set's question keys (Query.key) in order, and its view's document fingerprints:
     # what a later run pairs questions by and tells changed documents by
     query_keys: list[str] | None = None
@@ -90,7 +90,7 @@ class Record:
         return cls(data["strategy"], data["retriever"], data["query_set"],
                    BaselineEntry.from_json(data["entry"], "a record of this run"),
                    data["corpus"], data["settings"], data["query_set_fingerprint"],
-                   data.get("coverage", "text"), data.get("query_keys"),
+                   data.get("coverage", UNSTATED_COVERAGE), data.get("query_keys"),
                    data.get("view_documents"), data.get("commit"))
 
 
@@ -216,10 +216,11 @@ class Baseline:
                     f"{self.path}: recorded with {name}={recorded}, this run "
                     f"uses {name}={now}. {REBASELINE}")
         qs = self.data["query_sets"].get(query_set)
-        if qs is not None and qs.get("coverage", "text") != coverage:
+        stated = None if qs is None else qs.get("coverage", UNSTATED_COVERAGE)
+        if qs is not None and stated != coverage:
             raise BaselineError(
                 f"{self.path}: query set {query_set!r} was scored by the "
-                f"{qs.get('coverage', 'text')} coverage rule, this run by the {coverage} rule "
+                f"{stated} coverage rule, this run by the {coverage} rule "
                 "(the `coverage` setting; positional is the default for gold given as spans): "
                 f"the numbers are not comparable. {REBASELINE}")
 
@@ -244,7 +245,7 @@ class Baseline:
         on."""
         corpus, settings = rec.corpus, rec.settings
         query_sets = {rec.query_set: {"fingerprint": rec.query_set_fingerprint} | (
-            {"coverage": rec.coverage} if rec.coverage != "text" else {}) | (
+            {"coverage": rec.coverage} if rec.coverage != UNSTATED_COVERAGE else {}) | (
             {"keys": rec.query_keys} if rec.query_keys is not None else {}) | (
             {"documents": rec.view_documents} if rec.view_documents is not None else {})}
         compared = {k: settings[k] for k in COMPARED_SETTINGS if k in settings}
