@@ -198,7 +198,7 @@ def test_a_second_chunking_embeds_nothing(strategy, monkeypatch):
 def test_the_vectors_of_a_built_in_model_are_kept_on_disk(monkeypatch):
     """A model chunkeval ships is keyed by its version: a new process reads its vectors."""
     from chunkeval.retrieval import registry
-    registry.RETRIEVERS.register(registry.get("topics"), replace=True, builtin=True)
+    registry.current().register(registry.get("topics"), replace=True, builtin=True)
     strategy = semantic.kamradt(250, retriever="topics")
     doc = topic_document(JA, repeat=2, sep="")
     first = strategy.split(doc)
