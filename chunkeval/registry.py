@@ -160,6 +160,11 @@ class Components:
             self._registries[default.kind] = default.builtins()
         return self._registries[default.kind]
 
+    @staticmethod
+    def in_use() -> "Components | None":
+        """The run's components in use here; None outside any run."""
+        return _CURRENT.get()
+
     def activate(self) -> Token:
         """Make these the current registries; `deactivate(token)` puts back the ones before."""
         return _CURRENT.set(self)
