@@ -153,6 +153,7 @@ class Components:
 
     def __init__(self) -> None:
         self._registries: dict[str, Registry] = {}
+        self._memory: dict[str, dict] = {}  # see memory()
 
     def of(self, default: Registry[T]) -> Registry[T]:
         """This run's registry of `default`'s kind (`default`: the kind's library registry)."""
@@ -185,6 +186,17 @@ class Components:
 
 # The run's components in use; None outside any run, where the kinds' library registries are.
 _CURRENT: ContextVar[Components | None] = ContextVar("chunkeval_components", default=None)
+
+
+# memory() outside any run
+_LIBRARY_MEMORY: dict[str, dict] = {}
+
+
+def memory(name: str) -> dict:
+    """What the run under way keeps in memory under `name` (a module's name), dropped with the
+    run; outside any run, what plain library use keeps for the process."""
+    run = _CURRENT.get()
+    return (_LIBRARY_MEMORY if run is None else run._memory).setdefault(name, {})
 
 
 def current(default: Registry[T]) -> Registry[T]:
