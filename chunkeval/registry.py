@@ -203,3 +203,38 @@ def current(default: Registry[T]) -> Registry[T]:
     """The registry of `default`'s kind in use: the current run's, else `default` itself."""
     run = _CURRENT.get()
     return default if run is None else run.of(default)
+
+
+class InUse(Generic[T]):
+    """A kind's module functions, as projects and the package call them
+    (`strategies.register/get/names`): each a method of the registry in use (`current`)."""
+
+    def __init__(self, default: Registry[T]):
+        self.default = default
+
+    def current(self) -> Registry[T]:
+        return current(self.default)
+
+    def register(self, item: T, **how) -> T:
+        return self.current().register(item, **how)
+
+    def unregister(self, name: str) -> None:
+        self.current().unregister(name)
+
+    def get(self, name: str) -> T:
+        return self.current().get(name)
+
+    def names(self, *, all: bool = False) -> list[str]:
+        return self.current().names(all=all)
+
+    def items(self, *, all: bool = False) -> list[T]:
+        return self.current().items(all=all)
+
+    def is_builtin(self, name: str) -> bool:
+        return self.current().is_builtin(name)
+
+    def missing(self, name: str) -> str | None:
+        return self.current().missing(name)
+
+    def require(self, name: str) -> None:
+        self.current().require(name)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .. import outside
 from ..errors import ConfigError, ContractError
-from ..registry import Registry
-from ..registry import current as in_use
+from ..registry import InUse, Registry
 from ..results import DEFAULTS
 
 if TYPE_CHECKING:
@@ -104,31 +103,11 @@ def available(retriever: Retriever, get: Callable[[str], Retriever] | None = Non
 RETRIEVERS: Registry[Retriever] = Registry(
     "retriever", rename="a `retriever_name` attribute on the function", usable=available)
 
-
-def current() -> Registry[Retriever]:
-    """The retrievers of the run under way, else RETRIEVERS."""
-    return in_use(RETRIEVERS)
-
-
-# the module's functions, as projects and the package call them: on the current registry
-def register(retriever: Retriever, **how) -> Retriever:
-    return current().register(retriever, **how)
-
-
-def unregister(name: str) -> None:
-    current().unregister(name)
-
-
-def get(name: str) -> Retriever:
-    return current().get(name)
-
-
-def names(*, all: bool = False) -> list[str]:
-    return current().names(all=all)
-
-
-def is_builtin(name: str) -> bool:
-    return current().is_builtin(name)
+# the module's functions, as projects and the package call them: on the run's registry
+_in_use = InUse(RETRIEVERS)
+current, register, unregister, get = (_in_use.current, _in_use.register, _in_use.unregister,
+                                      _in_use.get)
+names, is_builtin = _in_use.names, _in_use.is_builtin
 
 
 def load_retriever(spec: str, root=None) -> list[Retriever]:

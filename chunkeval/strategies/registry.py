@@ -15,8 +15,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 from .. import outside
 from ..errors import ConfigError
 from ..model import Chunk, Document
-from ..registry import Registry
-from ..registry import current as in_use
+from ..registry import InUse, Registry
 from .chonkie_specs import chonkie_splitter, is_spec
 from .families import keeps_structure
 from .specs import call_spec, factory_name
@@ -80,43 +79,12 @@ class Unit(NamedTuple):
 STRATEGIES: Registry[Strategy] = Registry(
     "strategy", rename="a `strategy_name` attribute on the function", sort_known=True)
 
-
-def current() -> Registry[Strategy]:
-    """The strategies of the run under way, else STRATEGIES."""
-    return in_use(STRATEGIES)
-
-
-# the module's functions, as projects and the package call them: on the current registry
-def register(strategy: Strategy, **how) -> Strategy:
-    return current().register(strategy, **how)
-
-
-def unregister(name: str) -> None:
-    current().unregister(name)
-
-
-def get(name: str) -> Strategy:
-    return current().get(name)
-
-
-def names(*, all: bool = False) -> list[str]:
-    return current().names(all=all)
-
-
-def all_strategies(*, all: bool = False) -> list[Strategy]:
-    return current().items(all=all)
-
-
-def missing(name: str) -> str | None:
-    return current().missing(name)
-
-
-def require(name: str) -> None:
-    current().require(name)
-
-
-def is_builtin(name: str) -> bool:
-    return current().is_builtin(name)
+# the module's functions, as projects and the package call them: on the run's registry
+_in_use = InUse(STRATEGIES)
+current, register, unregister, get, names = (_in_use.current, _in_use.register,
+                                             _in_use.unregister, _in_use.get, _in_use.names)
+missing, require, is_builtin = _in_use.missing, _in_use.require, _in_use.is_builtin
+all_strategies = _in_use.items
 
 
 def load_splitter(spec: str, root=None) -> list[Strategy]:
