@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..registry import Registry
-from ..registry import current as in_use
+from ..registry import InUse, Registry
 from .html import HTML_SUFFIXES, parse_html
 from .markdown import parse_markdown, parse_plain
 from .pdf import parse_pdf
@@ -45,9 +44,7 @@ for _reader in (
     READERS.register(_reader, builtin=True)
 
 
-def current() -> Registry[Reader]:
-    """The readers of the run under way, else READERS."""
-    return in_use(READERS)
+current = InUse(READERS).current  # the readers of the run under way, else READERS
 
 
 def format_of(name: str) -> str | None:

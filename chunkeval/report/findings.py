@@ -11,9 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import UnknownName
-from ..registry import Registry
-from ..registry import current as in_use
-from ..registry import current as in_use
+from ..registry import Registry, current
 from ..results import Result, Results
 from ..stats import RESAMPLES, SEED, paired_bootstrap
 
@@ -41,7 +39,7 @@ class Finding:
 
 def findings(results: Results, query_set: str | None = None) -> list[Finding]:
     """Check the seed's four findings on one query set (default: the first one)."""
-    names, checks = results.query_set_names, in_use(FINDINGS)
+    names, checks = results.query_set_names, current(FINDINGS)  # the run's
     if query_set is None:
         if not names:
             return [Finding(name, None, "not measurable: the document has no results")

@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..registry import Registry
-from ..registry import current as in_use
+from ..registry import InUse, Registry
 
 # The invariants (invariants.py) every family keeps.
 BASE = ("slice", "ordered", "coverage", "deterministic")
@@ -51,9 +50,7 @@ for _family in (
     FAMILIES.register(_family, builtin=True)
 
 
-def current() -> Registry[Family]:
-    """The families of the run under way (registry.Components), else FAMILIES."""
-    return in_use(FAMILIES)
+current = InUse(FAMILIES).current  # the families of the run under way, else FAMILIES
 
 
 def family(name: str) -> Family | None:
