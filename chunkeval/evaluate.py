@@ -307,7 +307,7 @@ class Evaluation(Retrievers, Matrix):
             embedded2, cached2 = self._embedding_counts()
             self._results[key] = Result(
                 strategy=strategy_name, retriever=retriever, query_set=qs.name,
-                retriever_version=r.full_version, analyzer=self.analyzer,
+                retriever_version=r.version_with(self.retriever), analyzer=self.analyzer,
                 embeddings={"embedded": embedded2 - embedded, "cached": cached2 - cached},
                 metrics=scores.summary(), cut_rate=chunked.cut,
                 budget_curve=scores.curve_summary(), chunks=chunked.stats,

@@ -17,6 +17,7 @@ from typing import Any, Iterator, Protocol
 
 from . import outside, retrieval, strategies
 from .errors import ConfigError
+from .registry import Components
 from .results import Failure
 from .shard import task_costs
 
@@ -58,7 +59,7 @@ class ProcessPool:
         cost = task_costs(evaluation, tasks, timings)
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(self.jobs, len(tasks)), initializer=_adopt,
-                      initargs=(evaluation, plan)) as pool:
+                      initargs=(evaluation, plan, Components.in_use())) as pool:
             yield from pool.imap_unordered(_run, sorted(tasks, key=lambda t: -cost[t]))
 
 
@@ -66,9 +67,13 @@ class ProcessPool:
 _ADOPTED: tuple[Any, Plan] | None = None
 
 
-def _adopt(evaluation, plan: Plan) -> None:
+def _adopt(evaluation, plan: Plan, components: Components | None) -> None:
+    """Also the run's registries: a worker forked again by the pool's own thread (to replace
+    one that died) would not inherit them with the context of the run's thread."""
     global _ADOPTED
     _ADOPTED = (evaluation, plan)
+    if components is not None:
+        components.activate()  # for the rest of this worker's life
 
 
 def _run(task: Task):

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 from .outside import length_function
 from .model import Chunk, Document
-from .strategies.families import BASE, FAMILIES, keeps_structure
+from .strategies import families
+from .strategies.families import BASE, keeps_structure
 from .strategies.registry import Strategy
 from .strategies.structure import heading_path, table_header
 
@@ -67,7 +68,8 @@ class Violation:
 
 def properties(strategy: Strategy) -> tuple[str, ...]:
     """The properties that apply to `strategy` (an outside family gets the base ones)."""
-    props = FAMILIES.get(strategy.family).properties if strategy.family in FAMILIES else None
+    family = families.family(strategy.family)
+    props = None if family is None else family.properties
     if props is None:
         props = BASE + tuple(p for p in ("size", "overlap") if p in strategy.params)
         if strategy.keeps_structure:

@@ -6,10 +6,19 @@ component under a taken name is refused unless it is asked to replace the first,
 name is never taken over from outside. A built-in may be known by name but left out of the
 default set (`opt_in`: too costly for every run), or known but not runnable here (`missing`:
 its optional library is not installed; the text says how to install it).
+
+Each kind's module keeps one registry of it for plain library use: its built-ins and what code
+outside any run registers. A run (a pytest session, a command) owns its `Components`: while
+it is in use, every kind's `current()` registry is the run's own copy of the built-ins, and
+what the run loads (a project's splitters and retrievers, a spec made on the way) goes there
+and is dropped with it.
 """
 
 from __future__ import annotations
 
+import copy
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from typing import Callable, Generic, Iterator, TypeVar
 
 from .errors import ConfigError, UnknownName
@@ -85,6 +94,14 @@ class Registry(Generic[T]):
         self._items, self._builtin = dict(items), set(builtin)
         self._opt_in, self._missing = set(opt_in), dict(missing)
 
+    def builtins(self) -> "Registry[T]":
+        """A new registry of this kind holding only the built-ins (the same objects)."""
+        fresh = copy.copy(self)  # the kind's settings; restore gives it containers of its own
+        fresh.restore(({n: item for n, item in self._items.items() if n in self._builtin},
+                       self._builtin, self._opt_in & self._builtin,
+                       {n: how for n, how in self._missing.items() if n in self._builtin}))
+        return fresh
+
     def unregister(self, name: str) -> None:
         self._items.pop(name, None)
 
@@ -125,3 +142,99 @@ class Registry(Generic[T]):
         if name in self._missing:
             raise ConfigError(f"{self.kind} {name!r} needs an optional package: "
                               f"{self._missing[name]}")
+
+
+class Components:
+    """One run's registries, one of each kind: a kind's is made on first use as a copy of its
+    built-ins, so that a run registers nothing any other run or plain library use sees.
+
+    Kept by kind rather than as attributes: the kinds live in rooms above this one (the
+    findings in report/), which a run that never renders a report does not import."""
+
+    def __init__(self) -> None:
+        self._registries: dict[str, Registry] = {}
+        self._memory: dict[str, dict] = {}  # see memory()
+
+    def of(self, default: Registry[T]) -> Registry[T]:
+        """This run's registry of `default`'s kind (`default`: the kind's library registry)."""
+        if default.kind not in self._registries:
+            self._registries[default.kind] = default.builtins()
+        return self._registries[default.kind]
+
+    @staticmethod
+    def in_use() -> "Components | None":
+        """The run's components in use here; None outside any run."""
+        return _CURRENT.get()
+
+    def activate(self) -> Token:
+        """Make these the current registries; `deactivate(token)` puts back the ones before."""
+        return _CURRENT.set(self)
+
+    @staticmethod
+    def deactivate(token: Token) -> None:
+        _CURRENT.reset(token)
+
+    @contextmanager
+    def used(self) -> Iterator["Components"]:
+        """These registries current within the block."""
+        token = self.activate()
+        try:
+            yield self
+        finally:
+            self.deactivate(token)
+
+
+# The run's components in use; None outside any run, where the kinds' library registries are.
+_CURRENT: ContextVar[Components | None] = ContextVar("chunkeval_components", default=None)
+
+
+# memory() outside any run
+_LIBRARY_MEMORY: dict[str, dict] = {}
+
+
+def memory(name: str) -> dict:
+    """What the run under way keeps in memory under `name` (a module's name), dropped with the
+    run; outside any run, what plain library use keeps for the process."""
+    run = _CURRENT.get()
+    return (_LIBRARY_MEMORY if run is None else run._memory).setdefault(name, {})
+
+
+def current(default: Registry[T]) -> Registry[T]:
+    """The registry of `default`'s kind in use: the current run's, else `default` itself."""
+    run = _CURRENT.get()
+    return default if run is None else run.of(default)
+
+
+class InUse(Generic[T]):
+    """A kind's module functions, as projects and the package call them
+    (`strategies.register/get/names`): each a method of the registry in use (`current`)."""
+
+    def __init__(self, default: Registry[T]):
+        self.default = default
+
+    def current(self) -> Registry[T]:
+        return current(self.default)
+
+    def register(self, item: T, **how) -> T:
+        return self.current().register(item, **how)
+
+    def unregister(self, name: str) -> None:
+        self.current().unregister(name)
+
+    def get(self, name: str) -> T:
+        return self.current().get(name)
+
+    def names(self, *, all: bool = False) -> list[str]:
+        return self.current().names(all=all)
+
+    def items(self, *, all: bool = False) -> list[T]:
+        return self.current().items(all=all)
+
+    def is_builtin(self, name: str) -> bool:
+        return self.current().is_builtin(name)
+
+    def missing(self, name: str) -> str | None:
+        return self.current().missing(name)
+
+    def require(self, name: str) -> None:
+        self.current().require(name)

@@ -18,16 +18,14 @@ settings.register_profile("ci", max_examples=150, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-# The registries are global to the process: what one test registers (a project's splitter
-# or retriever) would change what the next one in the same worker lists and runs.
-REGISTRIES = [strategy_registry.STRATEGIES, retriever_registry.RETRIEVERS]
-
-
+# The registries are this pytest session's: what one test registers (a project's splitter or
+# retriever) would change what the next one in the same worker lists and runs.
 def _as_found():
     """Put back the registries as they were before."""
-    kept = [r.snapshot() for r in REGISTRIES]
+    registries = [strategy_registry.current(), retriever_registry.current()]
+    kept = [r.snapshot() for r in registries]
     yield
-    for registry, before in zip(REGISTRIES, kept):
+    for registry, before in zip(registries, kept):
         registry.restore(before)
 
 

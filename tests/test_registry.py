@@ -93,14 +93,14 @@ def test_one_family_table_gives_parameters_invariants_weights_and_structure():
     from chunkeval.strategies.registry import Strategy
 
     assert list(params.FAMILIES) == ["fixed", "recursive", "structure", "headings"]
-    kept = families.FAMILIES.snapshot()
+    kept = families.current().snapshot()
     try:
-        families.FAMILIES.register(families.Family("tables", ("ordered", "table_rows"), 3.0,
+        families.current().register(families.Family("tables", ("ordered", "table_rows"), 3.0,
                                                    keeps_structure=True))
         strategy = Strategy("t", "tables", split=lambda doc: [], slices=False)
         assert invariants.properties(strategy) == ("ordered", "table_rows")
         assert shard.weight("tables") == 3.0 and shard.weight("unknown") == 1.5
         assert families.keeps_structure("tables") and not families.keeps_structure("fixed")
     finally:
-        families.FAMILIES.restore(kept)
-    assert "tables" not in families.FAMILIES
+        families.current().restore(kept)
+    assert "tables" not in families.current()

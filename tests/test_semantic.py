@@ -5,6 +5,7 @@ its size, both keep the splitter contract, and a second chunking embeds nothing.
 import itertools
 import json
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from chunkeval.cli import main
 from chunkeval.errors import ConfigError
 from chunkeval.invariants import check, contract
 from chunkeval.model import Document, Part
+from chunkeval.registry import Components
 from chunkeval.strategies import semantic
 from chunkeval.testing import assert_keeps_invariants, documents
 
@@ -172,6 +174,16 @@ def test_the_dynamic_programme_is_optimal():
 
 # -- the contract, the cache, the registry ----------------------------------------------------
 
+@contextmanager
+def a_new_run(**how):
+    """What a new process sees: nothing the last run kept in memory, the model registered
+    again (`how`: as it was)."""
+    topics = retrieval.get("topics")
+    with Components().used():
+        retrieval.register(topics, **how)
+        yield
+
+
 STRATEGIES = [semantic.kamradt(300, retriever="topics"), semantic.cluster(200, retriever="topics")]
 
 
@@ -182,7 +194,7 @@ def test_invariants_on_generated_documents(strategy, doc):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.name)
-def test_a_second_chunking_embeds_nothing(strategy, monkeypatch):
+def test_a_second_chunking_embeds_nothing(strategy):
     doc = topic_document(JA, repeat=2, sep="")
     doc = Document(f"{strategy.name}.html", doc.title, doc.text, doc.blocks)
     first = strategy.split(doc)
@@ -191,21 +203,24 @@ def test_a_second_chunking_embeds_nothing(strategy, monkeypatch):
     assert strategy.split(doc) == first and CALLS == []
     # a new process: `topics` is a model from outside, known only by what it computes, so its
     # vectors were kept in memory, not on disk: embedded again, to the same chunks
-    monkeypatch.setattr(semantic, "_CACHES", {})
-    assert strategy.split(doc) == first and sum(CALLS) > 0
+    with a_new_run():
+        assert strategy.split(doc) == first and sum(CALLS) > 0
+    # what the new run kept went with it; this run's vectors are still here
+    CALLS.clear()
+    assert strategy.split(doc) == first and CALLS == []
 
 
-def test_the_vectors_of_a_built_in_model_are_kept_on_disk(monkeypatch):
+def test_the_vectors_of_a_built_in_model_are_kept_on_disk():
     """A model chunkeval ships is keyed by its version: a new process reads its vectors."""
     from chunkeval.retrieval import registry
-    registry.RETRIEVERS.register(registry.get("topics"), replace=True, builtin=True)
+    registry.current().register(registry.get("topics"), replace=True, builtin=True)
     strategy = semantic.kamradt(250, retriever="topics")
     doc = topic_document(JA, repeat=2, sep="")
     first = strategy.split(doc)
     assert sum(CALLS) > 0
     CALLS.clear()
-    monkeypatch.setattr(semantic, "_CACHES", {})  # a new process: the vectors are on disk
-    assert strategy.split(doc) == first and CALLS == []
+    with a_new_run(builtin=True):  # the vectors are on disk
+        assert strategy.split(doc) == first and CALLS == []
 
 
 def test_names_and_the_model_they_need():

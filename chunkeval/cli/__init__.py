@@ -17,6 +17,7 @@ import warnings
 
 from .. import store
 from ..errors import ChunkevalError
+from ..registry import Components
 from .parser import build_parser
 
 __all__ = ["build_parser", "main"]
@@ -50,7 +51,9 @@ def _handler(command: str):
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return _handler(args.command)(args)
+        # the command's own registries: what it loads is gone when it returns
+        with Components().used():
+            return _handler(args.command)(args)
     except OSError as e:
         where = e.filename if e.filename is not None else "chunkeval"
         print(f"chunkeval: error: {where}: {e.strerror or e}", file=sys.stderr)

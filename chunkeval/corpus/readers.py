@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..registry import Registry
+from ..registry import InUse, Registry
 from .html import HTML_SUFFIXES, parse_html
 from .markdown import parse_markdown, parse_plain
 from .pdf import parse_pdf
@@ -29,7 +29,8 @@ class Reader:
     libraries: tuple[str, ...] = ()
 
 
-# In the order a file name is matched against the suffixes.
+# In the order a file name is matched against the suffixes. A run reads with its own copy
+# (`current()`, registry.Components).
 READERS: Registry[Reader] = Registry("file format")
 for _reader in (
     Reader("html", HTML_SUFFIXES, parse_html, ("lxml", "libxml2", "beautifulsoup4")),
@@ -43,12 +44,15 @@ for _reader in (
     READERS.register(_reader, builtin=True)
 
 
+current = InUse(READERS).current  # the readers of the run under way, else READERS
+
+
 def format_of(name: str) -> str | None:
     """The format a file is read as, by its name's suffix; None when unsupported."""
     lower = name.lower()
-    return next((r.name for r in READERS.items() if lower.endswith(r.suffixes)), None)
+    return next((r.name for r in current().items() if lower.endswith(r.suffixes)), None)
 
 
 def reader_of(doc_id: str) -> Reader:
     """The document's reader; HTML when its name says none (a built-in corpus's pages)."""
-    return READERS.get(format_of(doc_id) or "html")
+    return current().get(format_of(doc_id) or "html")

@@ -35,6 +35,7 @@ from .html import DEFAULT_DROP, PARSER_VERSION, check_selectors
 from .markdown import TEXT_PARSER_VERSION
 from .optional import LIBRARIES
 from .pdf import PDF_PARSER_VERSION
+from . import readers
 from .readers import READERS, format_of, reader_of
 from .rst import RST_PARSER_VERSION, Project
 from .sites import Site, recognise
@@ -84,7 +85,8 @@ def library_version(dist: str) -> str | None:
 
 def parser_libraries(formats) -> dict[str, str | None]:
     """The versions of the libraries the `formats` are parsed with (None: not installed)."""
-    names = sorted({d for f in formats if f in READERS for d in READERS.get(f).libraries})
+    known = readers.current()
+    names = sorted({d for f in formats if f in known for d in known.get(f).libraries})
     return {name: library_version(name) for name in names}
 
 
@@ -268,7 +270,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
         problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated),
                                    kind="site"))
     if not inputs:
-        known = ", ".join("*" + s for r in READERS.items() for s in r.suffixes)
+        known = ", ".join("*" + s for r in readers.current().items() for s in r.suffixes)
         raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
                           f"({known}) under {given}"
                           + (f" ({problems[0]})" if problems else ""))

@@ -40,7 +40,7 @@ class Matrix:
             strategies.require(n)  # fail before any work, as a retriever does here
         for r in {r for rets in plan.values() for r in rets}:
             # unknown or not installed: fail before any work
-            retrieval.build_index(self.retriever(r), [])
+            retrieval.build_index(self.retriever(r), [], get=self.retriever)
         self.analyzer  # resolved once here, inherited by workers
         tasks = [(spec, name) for spec in self.query_specs for name in names]
         for spec in self.query_specs:

@@ -36,7 +36,7 @@ class Retrievers:
         return identity.retriever_identity(name, self.declared, self.retriever)
 
     def _knows_retriever(self, name: str) -> bool:
-        return name in self._retrievers or name in retrieval.registry.RETRIEVERS
+        return name in self._retrievers or name in retrieval.registry.current()
 
     def declared(self, r: Retriever) -> dict | None:
         """A retriever from outside's declared cache key and its epoch; None when it declares
@@ -144,7 +144,7 @@ def described(name: str, declared: dict | None = None,
     version are told apart (merge). `get`: the retriever of a name."""
     r = get(name)
     code = r.source
-    return r.describe() | ({"code": code} if code else {}) | (
+    return r.describe(get) | ({"code": code} if code else {}) | (
         {"cache_key": declared["key"]} if declared else {})
 
 

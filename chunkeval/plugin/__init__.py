@@ -23,7 +23,8 @@ worker's numbers; only the controller writes the baseline file and the summary.
 The hooks and fixtures pytest sees are in `hooks` (imported here, the module the entry point
 names); `options` reads the settings, `collection` and `items` decide which tests run where,
 `checker` gates one case, `summary` is the controller's side; the summary's text is rendered
-by `chunkeval.report.summary`.
+by `chunkeval.report.summary`. The session owns its registries (`start.own_components`):
+the project's splitters and retrievers are known by name until it ends, and no longer.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from __future__ import annotations
 from .hooks import (chunkeval, chunkeval_state, corpus, evaluation, pytest_addoption,
                     pytest_collect_file, pytest_collection_finish,
                     pytest_collection_modifyitems, pytest_configure, pytest_generate_tests,
-                    pytest_runtest_teardown, pytest_unconfigure, pytest_xdist_make_scheduler)
+                    pytest_load_initial_conftests, pytest_runtest_teardown, pytest_unconfigure,
+                    pytest_xdist_make_scheduler)
 
 __all__ = ["chunkeval", "chunkeval_state", "corpus", "evaluation", "pytest_addoption",
            "pytest_collect_file", "pytest_collection_finish", "pytest_collection_modifyitems",
-           "pytest_configure", "pytest_generate_tests", "pytest_runtest_teardown",
+           "pytest_configure", "pytest_generate_tests", "pytest_load_initial_conftests",
+           "pytest_runtest_teardown",
            "pytest_unconfigure", "pytest_xdist_make_scheduler"]
 

@@ -16,6 +16,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    start.own_components(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     start.start(config)
 

@@ -5,15 +5,30 @@ from __future__ import annotations
 import pytest
 
 from ..errors import ChunkevalError
+from ..registry import Components
 from ..session import Session
 from .options import load_config, update_mode
 from .state import STATE, State
 from .summary import Summary
 
+COMPONENTS = pytest.StashKey[Components]()
+
+
+def own_components(config: pytest.Config) -> None:
+    """The session's own registries, current from before the project's conftest files are
+    imported (one may register a splitter) until the session ends; what it registers is then
+    dropped, so a later session in the same process starts from the built-ins."""
+    if COMPONENTS in config.stash:
+        return
+    components = config.stash[COMPONENTS] = Components()
+    token = components.activate()
+    config.add_cleanup(lambda: Components.deactivate(token))
+
 
 def start(config: pytest.Config) -> None:
     """The session's State from the settings, a base revision's run started, xdist's
     grouping and, on the controller, the Summary registered."""
+    own_components(config)  # when pytest_load_initial_conftests came before the plugin
     config.addinivalue_line("markers", "corpus: needs the evaluated corpus (the default one is "
                                        "fetched on first use)")
     config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")

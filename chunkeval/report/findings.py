@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import UnknownName
-from ..registry import Registry
+from ..registry import Registry, current
 from ..results import Result, Results
 from ..stats import RESAMPLES, SEED, paired_bootstrap
 
@@ -39,16 +39,16 @@ class Finding:
 
 def findings(results: Results, query_set: str | None = None) -> list[Finding]:
     """Check the seed's four findings on one query set (default: the first one)."""
-    names = results.query_set_names
+    names, checks = results.query_set_names, current(FINDINGS)  # the run's
     if query_set is None:
         if not names:
             return [Finding(name, None, "not measurable: the document has no results")
-                    for name in FINDINGS.names()]
+                    for name in checks.names()]
         query_set = names[0]
     elif query_set not in names:
         raise UnknownName("query set", query_set, names)
     view = _View(results, query_set)
-    return [FINDINGS.get(name)(view, name) for name in FINDINGS.names()]
+    return [checks.get(name)(view, name) for name in checks.names()]
 
 
 class _View:

@@ -21,9 +21,10 @@ from .registry import Retriever
 def is_own_retriever(name: str, get=None) -> bool:
     """True for chunkeval's built-in retrievers (hybrids of built-ins included). `get`: the
     retriever of a name, when not the registered one (an evaluation's handed-in ones)."""
-    r = (get or registry.get)(name)
-    return (name in registry.RETRIEVERS and registry.get(name) is r
-            and registry.is_builtin(name) and all(is_own_retriever(p, get) for p in r.fuses))
+    known = registry.current()
+    r = (get or known.get)(name)
+    return (name in known and known.get(name) is r
+            and known.is_builtin(name) and all(is_own_retriever(p, get) for p in r.fuses))
 
 
 def declared_key(r: Retriever) -> str | None:
@@ -55,7 +56,7 @@ def retriever_identity(name: str, declared, get=None) -> dict | None:
     parts = [retriever_identity(p, declared, get) for p in r.fuses]
     if any(p is None for p in parts):
         return None
-    out = {**r.describe(), "lexical": r.lexical, "batch_size": r.batch_size, "parts": parts}
+    out = {**r.describe(get), "lexical": r.lexical, "batch_size": r.batch_size, "parts": parts}
     if not r.fuses and not is_own_retriever(name, get):
         kept = declared(r)
         if kept is None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .. import outside
 from ..errors import ConfigError, ContractError
-from ..registry import Registry
+from ..registry import InUse, Registry
 from ..results import DEFAULTS
 
 if TYPE_CHECKING:
@@ -70,32 +70,44 @@ class Retriever:
 
     @property
     def full_version(self) -> str:
-        """The version, and for a hybrid its parts' versions too: a new `use` model makes
-        `hybrid-use` another retriever."""
+        """The version, and for a hybrid its parts' versions too (as the current registry
+        knows them): a new `use` model makes `hybrid-use` another retriever."""
+        return self.version_with(current().get)
+
+    def version_with(self, get: Callable[[str], Retriever]) -> str:
+        """`full_version` with a hybrid's parts given by `get(name)` (an evaluation's)."""
         if not self.fuses:
             return str(self.version)
-        return f"{self.version}({'+'.join(get(p).full_version for p in self.fuses)})"
+        return f"{self.version}({'+'.join(get(p).version_with(get) for p in self.fuses)})"
 
-    def describe(self) -> dict:
+    def describe(self, get: Callable[[str], Retriever] | None = None) -> dict:
+        """What results.json says of it; `get` gives a hybrid's parts (default: registered)."""
         shape = "embed" if self.embed else "build" if self.build else "hybrid"
-        d = {"name": self.name, "version": self.full_version, "shape": shape}
+        d = {"name": self.name, "version": self.version_with(get or current().get),
+             "shape": shape}
         if self.fuses:
             d["fuses"] = list(self.fuses)
         return d
 
 
-def available(retriever: Retriever) -> bool:
-    return all(available(get(p)) for p in retriever.fuses) and getattr(
+def available(retriever: Retriever, get: Callable[[str], Retriever] | None = None) -> bool:
+    """Whether its package (a hybrid's parts', by `get`, default registered) is installed."""
+    get = get or current().get
+    return all(available(get(p), get) for p in retriever.fuses) and getattr(
         retriever.embed or retriever.build, "available", True)
 
 
-# Every retriever known by name; `names()` lists those that can run here (asking for one whose
-# optional package is missing says what to install).
+# Every retriever known by name outside any run; `names()` lists those that can run here
+# (asking for one whose optional package is missing says what to install). A run works on its
+# own copy of the built-ins (`current()`, registry.Components).
 RETRIEVERS: Registry[Retriever] = Registry(
     "retriever", rename="a `retriever_name` attribute on the function", usable=available)
-# the module's functions, as projects and the package call them
-register, unregister, get = RETRIEVERS.register, RETRIEVERS.unregister, RETRIEVERS.get
-names, is_builtin = RETRIEVERS.names, RETRIEVERS.is_builtin
+
+# the module's functions, as projects and the package call them: on the run's registry
+_in_use = InUse(RETRIEVERS)
+current, register, unregister, get = (_in_use.current, _in_use.register, _in_use.unregister,
+                                      _in_use.get)
+names, is_builtin = _in_use.names, _in_use.is_builtin
 
 
 def load_retriever(spec: str, root=None) -> list[Retriever]:
@@ -124,8 +136,8 @@ def load_retriever(spec: str, root=None) -> list[Retriever]:
     else:
         raise ConfigError(f"retriever {spec!r}: not a Retriever, a list of them, or an "
                           "embedding function")
-    return RETRIEVERS.register_loaded([replace(r, code=r.code or code) for r in found],
-                                      f"retriever {spec!r}")
+    return current().register_loaded([replace(r, code=r.code or code) for r in found],
+                                     f"retriever {spec!r}")
 
 
 def _installed(package: str) -> str | None:
@@ -165,18 +177,21 @@ def _register_builtins() -> None:
                   batch_size=USE_BATCH, description="Universal Sentence Encoder multilingual v3"),
         Retriever("hybrid-use", "1", fuses=("bm25", "use"), description="RRF of bm25, use"),
     ):
-        register(r, builtin=True)
+        RETRIEVERS.register(r, builtin=True)
 
 
 _register_builtins()
 
 
 def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int = DEFAULTS.seed,
-                analyzer: str = DEFAULTS.analyzer, cache=None) -> Index:
+                analyzer: str = DEFAULTS.analyzer, cache=None,
+                get: Callable[[str], Retriever] | None = None) -> Index:
     """An index of `texts` (no memo: hybrids build their parts here too). `cache` is an
-    EmbeddingCache for an embedding retriever; without one, vectors are not kept."""
+    EmbeddingCache for an embedding retriever; without one, vectors are not kept. `get`
+    gives a retriever (a hybrid's part) by name: default the registered one."""
+    get = get or current().get
     r = retriever if isinstance(retriever, Retriever) else get(retriever)
-    if not available(r):
+    if not available(r, get):
         raise ConfigError(f"retriever {r.name!r} needs an optional package: "
                          f"{getattr(r.embed or r.build, 'install', 'see the README')}")
     from .embedding import EmbeddingIndex
@@ -187,8 +202,8 @@ def build_index(retriever: str | Retriever, texts: Sequence[str], *, seed: int =
     if not texts:
         return EmptyIndex()
     if r.fuses:
-        return HybridIndex(*[build_index(p, texts, seed=seed, analyzer=analyzer, cache=cache)
-                             for p in r.fuses])
+        return HybridIndex(*[build_index(p, texts, seed=seed, analyzer=analyzer, cache=cache,
+                                         get=get) for p in r.fuses])
     if r.build is not None:
         index = r.build(texts, analyzer=analyzer, seed=seed) if r.lexical else r.build(texts)
         if not hasattr(index, "search"):

@@ -17,12 +17,14 @@ from .sized import size_by
 # the semantic ones of the encoder's version too
 MATRIX[:] = [dataclasses.replace(s, identity="chunkeval") for s in MATRIX]
 NAMED_ONLY[:] = [dataclasses.replace(
-    s, identity=f"chunkeval+{retrievers.get(s.params['model']).full_version}")
+    s, identity=f"chunkeval+{retrievers.RETRIEVERS.get(s.params['model']).full_version}")
     for s in NAMED_ONLY]
+# the built-ins go into the library registry, which every run copies, whenever this is imported
 for _strategy in MATRIX:
-    register(_strategy, replace=True, builtin=True, missing=MISSING.get(_strategy.name))
+    registry.STRATEGIES.register(_strategy, replace=True, builtin=True,
+                                 missing=MISSING.get(_strategy.name))
 for _strategy in NAMED_ONLY:
-    register(_strategy, replace=True, builtin=True, opt_in=True)
+    registry.STRATEGIES.register(_strategy, replace=True, builtin=True, opt_in=True)
 
 
 def get(name: str) -> Strategy:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..registry import Registry
+from ..registry import InUse, Registry
 
 # The invariants (invariants.py) every family keeps.
 BASE = ("slice", "ordered", "coverage", "deterministic")
@@ -50,14 +50,25 @@ for _family in (
     FAMILIES.register(_family, builtin=True)
 
 
-def keeps_structure(family: str) -> bool:
-    return family in FAMILIES and FAMILIES.get(family).keeps_structure
+current = InUse(FAMILIES).current  # the families of the run under way, else FAMILIES
 
 
-def weight(family: str) -> float:
-    return FAMILIES.get(family).weight if family in FAMILIES else DEFAULT_WEIGHT
+def family(name: str) -> Family | None:
+    """The family `name`, None for one not in the table."""
+    known = current()
+    return known.get(name) if name in known else None
+
+
+def keeps_structure(name: str) -> bool:
+    found = family(name)
+    return found is not None and found.keeps_structure
+
+
+def weight(name: str) -> float:
+    found = family(name)
+    return DEFAULT_WEIGHT if found is None else found.weight
 
 
 def spec_parameters() -> dict[str, dict[str, Any]]:
     """family -> {parameter: default} of the families with a spec, in the table's order."""
-    return {f.name: dict(f.params) for f in FAMILIES.items() if f.params is not None}
+    return {f.name: dict(f.params) for f in current().items() if f.params is not None}

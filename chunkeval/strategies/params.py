@@ -102,7 +102,7 @@ def make(spec: str):
     from . import registry, sized
 
     strategy = build(spec)
-    if strategy is None or strategy.name in registry.STRATEGIES:
+    if strategy is None or strategy.name in registry.current():
         return strategy
     if arguments(spec)[1].get("tokens"):
         return sized.make(strategy.name)  # registered as the "t" names are
@@ -129,7 +129,7 @@ def build(spec: str):
         return None
     family, v = arguments(spec)
     name = name_of(spec)
-    if name in registry.STRATEGIES:
+    if name in registry.current():
         return registry.get(name)
     if v.get("tokens"):
         made = sized.build(name)  # the configured length's units, as fixed-400t is made

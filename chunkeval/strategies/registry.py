@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 from .. import outside
 from ..errors import ConfigError
 from ..model import Chunk, Document
-from ..registry import Registry
+from ..registry import InUse, Registry
 from .chonkie_specs import chonkie_splitter, is_spec
 from .families import keeps_structure
 from .specs import call_spec, factory_name
@@ -72,22 +72,25 @@ class Unit(NamedTuple):
     count: Callable[[str], int]
 
 
-# Every strategy known by name: the default matrix, those run only when named (and the
-# built-ins whose library is not installed here: they then say what is missing before any
-# work), and those registered from outside.
+# Every strategy known by name outside any run: the default matrix, those run only when named
+# (and the built-ins whose library is not installed here: they then say what is missing
+# before any work), and those plain library code registers. A run works on its own copy of
+# the built-ins (`current()`, registry.Components).
 STRATEGIES: Registry[Strategy] = Registry(
     "strategy", rename="a `strategy_name` attribute on the function", sort_known=True)
-# the module's functions, as projects and the package call them
-register, unregister, get, names = (STRATEGIES.register, STRATEGIES.unregister, STRATEGIES.get,
-                                    STRATEGIES.names)
-missing, require, is_builtin = STRATEGIES.missing, STRATEGIES.require, STRATEGIES.is_builtin
-all_strategies = STRATEGIES.items
+
+# the module's functions, as projects and the package call them: on the run's registry
+_in_use = InUse(STRATEGIES)
+current, register, unregister, get, names = (_in_use.current, _in_use.register,
+                                             _in_use.unregister, _in_use.get, _in_use.names)
+missing, require, is_builtin = _in_use.missing, _in_use.require, _in_use.is_builtin
+all_strategies = _in_use.items
 
 
 def load_splitter(spec: str, root=None) -> list[Strategy]:
     """Import "module:attribute" (with `root` first on the path) and register what it names
-    (`read_splitter`): a project's splitters are known by name from then on."""
-    return STRATEGIES.register_loaded(read_splitter(spec, root), f"splitter {spec!r}")
+    (`read_splitter`): a project's splitters are known by name from then on, in this run."""
+    return current().register_loaded(read_splitter(spec, root), f"splitter {spec!r}")
 
 
 def read_splitter(spec: str, root=None) -> list[Strategy]:
@@ -138,11 +141,12 @@ def read_splitter(spec: str, root=None) -> list[Strategy]:
         raise ConfigError(f"splitter {spec!r}: not a Strategy, a list of them, or a callable")
     # Only chunkeval's own objects keep their identity: a project's Strategy made with
     # dataclasses.replace(built-in, split=...) is the project's code.
+    known = current()
     found = [s if s.identity == (own := "chonkie" if is_spec(spec) else
-                                 s.identity if s.name in STRATEGIES
-                                 and STRATEGIES.get(s.name) is s else None)
+                                 s.identity if s.name in known
+                                 and known.get(s.name) is s else None)
              else dataclasses.replace(s, identity=own) for s in found]
-    return STRATEGIES.check_loaded(found, f"splitter {spec!r}")
+    return known.check_loaded(found, f"splitter {spec!r}")
 
 
 def _made(spec: str, factory: Any, kwargs: dict[str, Any]) -> Any:

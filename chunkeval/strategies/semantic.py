@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..errors import ConfigError, UnknownName
 from ..model import Chunk, Document
+from ..registry import memory
 from ..retrieval import registry as retrievers
 from .recursive import split_spans, stripped
 from .registry import Strategy
@@ -79,8 +80,12 @@ def _at_most(text: str, spans: list[Span], size: int) -> list[Span]:
     return out
 
 
-# by folder, or for a model from outside by (name, its function's id): kept in memory only
-_CACHES: dict[Path | tuple[str, int], EmbeddingCache] = {}
+def _caches() -> dict[Path | tuple[str, int], EmbeddingCache]:
+    """The vectors of texts split outside an evaluation, by folder or, for a model from
+    outside, by (name, its function's id): the run's, dropped with it (registry.memory)."""
+    return memory(__name__)
+
+
 # False while an evaluation that keeps no cache chunks (`vectors_on_disk`); a context
 # variable, so that evaluations in two threads do not set it for each other
 _ON_DISK: ContextVar[bool] = ContextVar("chunkeval_semantic_on_disk", default=True)
@@ -98,8 +103,10 @@ def vectors_on_disk(allowed: bool):
 
 
 def embedding_counts() -> tuple[int, int]:
-    """Texts the semantic chunkers embedded anew and found in the cache, in this process."""
-    return (sum(c.misses for c in _CACHES.values()), sum(c.hits for c in _CACHES.values()))
+    """Texts the semantic chunkers split outside an evaluation embedded anew and found in the
+    cache, in this run."""
+    caches = _caches().values()
+    return sum(c.misses for c in caches), sum(c.hits for c in caches)
 
 
 def model(r: retrievers.Retriever) -> retrievers.Retriever:
@@ -146,7 +153,7 @@ def unit_vectors(retriever: str, texts: list[str]) -> np.ndarray:
     on_disk = identity.is_own_retriever(r.name) and _ON_DISK.get()
     cache = sentence_cache(r, on_disk)
     key: Path | tuple[str, int] = cache.dir if on_disk else (r.name, id(r.embed))
-    return sentence_vectors(r, _CACHES.setdefault(key, cache))(texts)
+    return sentence_vectors(r, _caches().setdefault(key, cache))(texts)
 
 
 def kamradt_spans(text: str, size: int, percentile: float = 95, buffer: int = 1,
