@@ -50,6 +50,12 @@ def test_a_retriever_run_on_some_strategies_gets_a_table_of_those_rows():
     assert not any(re.search(r"(?<![\w.])-(?![\w.])", r) for r in rows)  # no dashes: all measured
 
 
+def test_retrievers_are_shown_in_the_run_s_order():
+    # the run named a team retriever first: no built-in order puts it after the built-ins
+    view = report.View(typed(make_results(retrievers=("team-dense", "lsa", "bm25"))))
+    assert view.retrievers("faq-headings") == ["team-dense", "lsa", "bm25"]
+
+
 def test_table_of_one_query_set():
     doc = typed(make_results(query_sets={"faq-headings": 4, "section-titles": 6}))
     text = report.format_table(doc, query_set="section-titles", width=200)

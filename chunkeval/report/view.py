@@ -13,7 +13,6 @@ from ..results import Result, Results, Stat
 from ..strategies.defaults import REFERENCE
 from .findings import Finding, findings, paired_difference
 
-RETRIEVER_ORDER = ("bm25", "lsa", "hybrid", "use", "hybrid-use")
 EVERY_QUERY = ("every query of every case, sortable and filterable, each opening to its gold "
                "and the chunks retrieved now and by the reference strategy")
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
@@ -71,10 +70,11 @@ class View:
         return order + [s for s in present if s not in order]
 
     def retrievers(self, qs: str) -> list[str]:
+        """The run's order (the document's `retrievers`), then any only seen in the results."""
         present = list(dict.fromkeys(r.retriever for r in self.results.results
                                      if r.query_set == qs))
-        return sorted(present, key=lambda r: (RETRIEVER_ORDER.index(r)
-                                              if r in RETRIEVER_ORDER else len(RETRIEVER_ORDER)))
+        order = [r for r in self.results.retrievers if r in present]
+        return order + [r for r in present if r not in order]
 
     def row(self, qs: str, strategy: str, retriever: str) -> Result | None:
         return self.results.row(qs, strategy, retriever)
