@@ -136,3 +136,40 @@ def test_the_design_page_names_every_room():
     page = (DOCS / "design.md").read_text(encoding="utf-8")
     assert len(rooms) > 30
     assert sorted(r for r in rooms if f"`{r}`" not in page and r != "__main__.py") == []
+
+
+def _prose() -> dict[str, str]:
+    return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+            for p in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]}
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def test_defaults_the_prose_states_are_the_package_s():
+    # the docs say a default where it helps a reader; each such statement is read back here
+    from chunkeval import stats, store
+    from chunkeval.gate.verdict import DEFAULT_TOLERANCE
+
+    said = []
+    for name, text in _prose().items():
+        for m in re.finditer(r"`([a-z_]+)` \(default ([\w.,]+)\)", text):
+            if m[1] in config.BY_NAME:
+                said.append((f"{name}: {m[0]}", m[2], str(config.BY_NAME[m[1]].default)))
+        for m in re.finditer(r"\$(CHUNKEVAL_\w+_MB), default ([\d,]+)", text):
+            limits = {store.RESULTS_LIMIT_VAR: store.RESULTS_LIMIT_MB,
+                      store.CHUNKS_LIMIT_VAR: store.CHUNKS_LIMIT_MB}
+            said.append((f"{name}: {m[0]}", _number(m[2]), limits[m[1]]))
+        for m in re.finditer(r"([\d,]+) (?:bootstrap )?resamples(?: of the questions)?"
+                             r"(?:\)| \(seed (\d+)\)|, seed (\d+)\))", text):
+            # the gate's family-wise intervals resample more than a report's intervals do
+            gate = "Bonferroni" in text[max(0, m.start() - 200):m.start()]
+            said.append((f"{name}: {m[0]}", _number(m[1]),
+                         DEFAULT_TOLERANCE.resamples if gate else stats.RESAMPLES))
+            if m[2] or m[3]:
+                said.append((f"{name}: {m[0]}", int(m[2] or m[3]), stats.SEED))
+    assert len(said) >= 4  # the statements this reads are still there to read
+    wrong = [f"{where}: the package's is {actual}" for where, stated, actual in said
+             if stated != actual]
+    assert wrong == [], "\n".join(wrong)
