@@ -123,7 +123,7 @@ def test_the_page_is_its_packaged_skeleton_style_and_script(run):
     page = (out / "queries.html").read_text(encoding="utf-8")
     assets = resources.files(queries_page.__package__) / "assets"
     assert sorted(p.name for p in assets.iterdir()) == ["queries.css", "queries.html",
-                                                       "queries.js"]
+                                                       "queries.js", "report.css"]
     for name in ("queries.css", "queries.js"):
         text = (assets / name).read_text(encoding="utf-8")
         assert len(text) > 1000 and text in page

@@ -10,7 +10,7 @@ import pytest
 from chunkeval import report
 from chunkeval.errors import InputError, UnknownName
 from chunkeval.report import html
-from chunkeval.report.svg import plot_budget_curves
+from chunkeval.report.svg import FONT, plot_budget_curves
 from helpers import STRATEGIES, make_results, rows_of, typed
 
 # --- terminal table ----------------------------------------------------------------------
@@ -104,6 +104,9 @@ def test_write_reports_writes_both_files(tmp_path):
     assert "| MRR@5 | nDCG@5 |" in md and "| 45.6 ± 2.0 | 32.1 ± 2.0 |" in md
     assert "## Findings of the seed, checked on faq-headings" in md
     assert "budget-reverses-order** — holds" in md
+    # the page's style is the packaged stylesheet, its font filled in
+    style = html.asset("report.css")
+    assert "$font" in style and style.replace("$font", FONT) in page
     assert "standard error" in md and "paired difference" in md
     assert '<meta charset="utf-8">' in page and "<script" not in page
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -253,7 +256,7 @@ def test_a_strategy_keeps_its_colour_across_the_report():
     import re
 
     from chunkeval.report import View
-    from chunkeval.report.svg import plot_budget_curves
+    from chunkeval.report.svg import FONT, plot_budget_curves
     doc = make_results(query_sets={"a": 100, "b": 100})
     first = next(iter(doc["strategies"]))
     doc["results"] = [r for r in doc["results"] if not (r["query_set"] == "b"

@@ -2,31 +2,23 @@
 
 from __future__ import annotations
 
+from importlib import resources
+from string import Template
+
 from .findings import Finding
 from .svg import CURVE_LINES, FONT, declare_language, escape, plot_budget_curves, plot_cut_rate, plot_recall_vs_length
 from .view import (CHUNK_HEADER, EVERY_QUERY, NOT_SCORED, View, chars, chunk_cells, corpus_language,
                    curve_cells, failure_lines, header_facts, integer, reading_note, retriever_cells,
                    retriever_header)
 
-CSS = """
-body { font-family: %s; color: #222; max-width: 1120px; margin: 2em auto; padding: 0 1em;
-       line-height: 1.45; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 0.6em 0 1.4em; font-size: 0.88em;
-        font-variant-numeric: tabular-nums; }
-th, td { padding: 3px 8px; border-bottom: 1px solid #e6e6e6; }
-th { background: #f4f4f4; text-align: left; }
-th.n, td.n { text-align: right; }
-td.n, td:first-child { white-space: nowrap; }
-ul.facts { color: #444; }
-.finding { margin: 0.5em 0; }
-.badge { display: inline-block; padding: 0 0.5em; border-radius: 3px; font-size: 0.85em;
-         font-weight: bold; color: #fff; }
-.holds { background: #2e7d32; } .fails { background: #c62828; } .na { background: #777; }
-.noise { background: #a06a00; }
-figure { margin: 1em 0 2em; } figcaption { color: #555; font-size: 0.9em; } svg { max-width: 100%%; height: auto; }
-details summary { cursor: pointer; color: #0b5394; }
-""" % FONT
+
+def asset(name: str) -> str:
+    """A file of report/assets/: the pages' style, skeletons and script, kept as package data."""
+    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
+
+
+# The report's style; the queries page puts its own after it.
+CSS = Template(asset("report.css")).substitute(font=FONT)
 
 
 def _html_table(header: list[str], rows: list[list[str]], numeric_from: int) -> str:

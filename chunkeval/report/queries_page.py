@@ -21,7 +21,6 @@ from __future__ import annotations
 import bisect
 import json
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
@@ -29,7 +28,7 @@ from ..model import QuerySet
 from ..results import Result, Results, Settings, span_of
 from ..store import atomic_write
 from ..strategies.defaults import REFERENCE
-from .html import CSS
+from .html import CSS, asset
 from .svg import declare_language, escape
 from .view import View
 
@@ -39,15 +38,11 @@ AFFIX_MAX = 2_000  # characters a rewritten chunk may add around its slice and s
 FILE = "queries.html"
 
 
-def _asset(name: str) -> str:
-    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
 # The page's skeleton, its own style (after the report's) and its script, which renders in
 # the browser the rows of one case at a time and a row's chunks when opened: package data.
-PAGE = _asset("queries.html")
-PAGE_CSS = _asset("queries.css")
-JS = _asset("queries.js")
+PAGE = asset("queries.html")
+PAGE_CSS = asset("queries.css")
+JS = asset("queries.js")
 
 
 def sibling(html_path: str | os.PathLike) -> Path:
