@@ -59,7 +59,7 @@ def _text_width(text: str, size: float) -> float:
     return sum(size * (1.0 if unicodedata.east_asian_width(c) in "WF" else 0.58) for c in text)
 
 
-def _nice_step(span: float, ticks: int = 5) -> float:
+def nice_step(span: float, ticks: int = 5) -> float:
     raw = span / max(1, ticks)
     mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
     for m in (1, 2, 2.5, 5, 10):
@@ -68,10 +68,10 @@ def _nice_step(span: float, ticks: int = 5) -> float:
     return 10 * mag
 
 
-def _pct_axis(values: list[float]) -> tuple[float, list[float]]:
+def pct_axis(values: list[float]) -> tuple[float, list[float]]:
     """A 0-based share axis up to a round value just above the data."""
     top = max([v for v in values if v is not None] + [0.05])
-    step = _nice_step(top, 5)
+    step = nice_step(top, 5)
     hi = step * math.ceil(top * 1.02 / step)
     return hi, [i * step for i in range(int(round(hi / step)) + 1)]
 
@@ -92,7 +92,7 @@ def _log_bounds(lo: float, hi: float) -> tuple[float, float]:
     return (max([v for v in steps if v <= lo] or [lo]), min([v for v in steps if v >= hi] or [hi]))
 
 
-class _Svg:
+class Svg:
     def __init__(self, width: int, height: int, title: str):
         self.width, self.height, self.title = width, height, title
         self.items: list[str] = []
@@ -135,7 +135,7 @@ class _Svg:
 
 
 @dataclass
-class _Frame:
+class Frame:
     """A plot area inside an SVG with its axes' value ranges."""
 
     x0: float
@@ -158,7 +158,7 @@ class _Frame:
         return self.y1 - (v / (self.yhi or 1)) * (self.y1 - self.y0)
 
 
-def _axes(svg: _Svg, f: _Frame, xticks, yticks, xlabel: str, ylabel: str,
+def axes(svg: Svg, f: Frame, xticks, yticks, xlabel: str, ylabel: str,
           xfmt=lambda v: f"{v:,.0f}") -> None:
     last = math.inf  # the top of the last y label drawn, going up
     for v in yticks:
@@ -185,12 +185,12 @@ def _axes(svg: _Svg, f: _Frame, xticks, yticks, xlabel: str, ylabel: str,
              rotate=-90)
 
 
-def _no_data(svg: _Svg, message: str) -> str:
+def no_data(svg: Svg, message: str) -> str:
     svg.text(svg.width / 2, svg.height / 2, message, size=14, anchor="middle", fill="#666")
     return svg.markup()
 
 
-def _place_labels(svg: _Svg, points: list[tuple[float, float, str]], bounds: _Frame,
+def _place_labels(svg: Svg, points: list[tuple[float, float, str]], bounds: Frame,
                   markers: list[tuple[float, float]] = ()) -> None:
     """Label points without covering other labels or markers: try beside the point, then
     step up and down; a label moved away from its point gets a thin leader line."""
@@ -224,7 +224,7 @@ def _place_labels(svg: _Svg, points: list[tuple[float, float, str]], bounds: _Fr
 def plot_recall_vs_length(doc: View, qs: str) -> str:
     retrievers = doc.retrievers(qs)
     panel_h, top, width = 330, 64, 1080
-    svg = _Svg(width, top + panel_h * max(1, len(retrievers)) + 10,
+    svg = Svg(width, top + panel_h * max(1, len(retrievers)) + 10,
                f"Recall against mean chunk length ({qs})")
     svg.text(20, 24, f"Recall@{doc.k} and budget recall against mean chunk length — {qs}",
              size=16, weight="bold")
@@ -236,16 +236,16 @@ def plot_recall_vs_length(doc: View, qs: str) -> str:
                if (row := doc.chunk_row(qs, s)) is not None}
     lengths = {s: float(v) for s, v in lengths.items() if v}
     if not lengths or not retrievers:
-        return _no_data(svg, "no chunk lengths in the results")
+        return no_data(svg, "no chunk lengths in the results")
     xlo, xhi = _log_bounds(min(lengths.values()) / 1.15, max(lengths.values()) * 1.15)
     values = [_value(doc.row(qs, s, r), m) for s in lengths for r in retrievers
               for m in ("recall_at_k", "budget_recall")]
-    yhi, yticks = _pct_axis(values)
+    yhi, yticks = pct_axis(values)
     for i, ret in enumerate(retrievers):
         y0 = top + i * panel_h + 24
-        f = _Frame(90, y0, width - 190, y0 + panel_h - 80, xlo, xhi, yhi, xlog=True)
+        f = Frame(90, y0, width - 190, y0 + panel_h - 80, xlo, xhi, yhi, xlog=True)
         svg.text(f.x0, y0 - 8, ret, size=14, weight="bold")
-        _axes(svg, f, _log_ticks(xlo, xhi), yticks, f"mean chunk length ({doc.unit}, log scale)",
+        axes(svg, f, _log_ticks(xlo, xhi), yticks, f"mean chunk length ({doc.unit}, log scale)",
               "recall")
         labels, markers = [], []
         for s, length in lengths.items():
@@ -293,19 +293,19 @@ def plot_budget_curves(doc: View, qs: str) -> str:
         panels_of.setdefault(strategies, []).append(ret)
     every = len(panels_of) <= 1 and all(len(h) == len(chosen) for h in held.values())
     height = top + 330 + 20 * legend_rows + 20 + (0 if every else 20 * len(panels_of))
-    svg = _Svg(width, height, f"Recall against context budget ({qs})")
+    svg = Svg(width, height, f"Recall against context budget ({qs})")
     svg.text(20, 24, f"Budget recall against context budget — {qs}", size=16, weight="bold")
     if not chosen or len(budgets) < 2:
-        return _no_data(svg, "no budget curves in the results")
+        return no_data(svg, "no budget curves in the results")
     values = [_curve(doc.row(qs, s, r)).get(b) for s in chosen for r in retrievers
               for b in budgets]
-    yhi, yticks = _pct_axis(values)
+    yhi, yticks = pct_axis(values)
     for i, ret in enumerate(retrievers):
         x0 = 20 + i * panel_w + 70
-        f = _Frame(x0, top + 30, x0 + panel_w - 100, top + 270, budgets[0], budgets[-1], yhi)
+        f = Frame(x0, top + 30, x0 + panel_w - 100, top + 270, budgets[0], budgets[-1], yhi)
         svg.text(f.x0, f.y0 - 10, ret if len(held[ret]) == len(chosen) else
                  f"{ret} ({len(held[ret])} of {len(chosen)})", size=14, weight="bold")
-        _axes(svg, f, budgets, yticks, f"context budget ({doc.unit})", "budget recall",
+        axes(svg, f, budgets, yticks, f"context budget ({doc.unit})", "budget recall",
               xfmt=lambda v: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
         if budgets[0] <= doc.budget <= budgets[-1]:
             svg.line(f.x(doc.budget), f.y0, f.x(doc.budget), f.y1, stroke="#aaa", dash="4 3")
@@ -349,13 +349,13 @@ def plot_cut_rate(doc: View, qs: str) -> str:
     width, top, bar, gap = 1080, 50, 18, 6
     label_w = max([_text_width(s, 12) for s, _ in rates] + [60]) + 16
     height = top + len(rates) * (bar + gap) + 60
-    svg = _Svg(width, max(height, 140), f"Cut rate per strategy ({qs})")
+    svg = Svg(width, max(height, 140), f"Cut rate per strategy ({qs})")
     svg.text(20, 24, f"Cut rate: table and pre blocks with a chunk boundary inside — {qs}",
              size=16, weight="bold")
     if not rates:
-        return _no_data(svg, "no cut rates in the results")
-    hi, ticks = _pct_axis([m.value for _, m in rates])
-    f = _Frame(20 + label_w, top, width - 140, top + len(rates) * (bar + gap), 0, hi, 1)
+        return no_data(svg, "no cut rates in the results")
+    hi, ticks = pct_axis([m.value for _, m in rates])
+    f = Frame(20 + label_w, top, width - 140, top + len(rates) * (bar + gap), 0, hi, 1)
     for v in ticks:
         x = f.x(v)
         svg.line(x, f.y0, x, f.y1, stroke="#e3e3e3")

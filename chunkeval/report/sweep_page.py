@@ -9,7 +9,7 @@ import math
 
 from ..sweep import HANDED, IN_BUDGET, JUDGED
 from ..stats import RESAMPLES, SEED
-from .svg import _axes, _Frame, _nice_step, _no_data, _pct_axis, _Svg, escape
+from .svg import Frame, Svg, axes, escape, nice_step, no_data, pct_axis
 from .view import PALETTE
 
 DASHES = (None, "6 4", "2 3", "10 3 2 3")
@@ -61,7 +61,7 @@ def rung_dropped(rung: dict) -> list[str]:
 
 
 def _ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
-    step = _nice_step(hi - lo or 1, 6)
+    step = nice_step(hi - lo or 1, 6)
     lo, hi = step * math.floor(lo / step), step * math.ceil(hi / step)
     return lo, hi, [lo + i * step for i in range(int(round((hi - lo) / step)) + 1)]
 
@@ -70,18 +70,18 @@ def plot_lines(title: str, lines: list[dict], xlabel: str, ylabel: str,
                width: int = 760, height: int = 380) -> str:
     """Lines of (x, y, low, high) points, each {label, colour, dash, points}; a band between
     low and high where they are given. y is a share (0-1)."""
-    svg = _Svg(width, height, title)
+    svg = Svg(width, height, title)
     svg.text(16, 22, title, size=14, weight="bold")
     xs = [p[0] for line in lines for p in line["points"]]
     if not xs:
-        return _no_data(svg, "no data")
+        return no_data(svg, "no data")
     # a share never passes 1, however wide its band
     ys = [min(1.0, v) for line in lines for p in line["points"] for v in (p[1], p[3])
           if v is not None]
     xlo, xhi, xticks = _ticks(min(xs), max(xs))
-    yhi, yticks = _pct_axis(ys)
-    f = _Frame(70, 40, width - 170, height - 50, xlo, xhi, yhi)
-    _axes(svg, f, xticks, yticks, xlabel, ylabel)
+    yhi, yticks = pct_axis(ys)
+    f = Frame(70, 40, width - 170, height - 50, xlo, xhi, yhi)
+    axes(svg, f, xticks, yticks, xlabel, ylabel)
     for i, line in enumerate(lines):
         pts = sorted(line["points"])
         band = [(x, lo, hi) for x, _, lo, hi in pts if lo is not None]
@@ -110,15 +110,15 @@ def plot_points(title: str, groups: list[dict], xlabel: str, ylabel: str,
     each group's frontier (no other point both cheaper and better) is joined by a line;
     `marked` holds (group label, name) of the points that get a ring; a group's `band`
     (low, high) is shaded across the plot: the margin below its best."""
-    svg = _Svg(width, height, title)
+    svg = Svg(width, height, title)
     svg.text(16, 22, title, size=14, weight="bold")
     xs = [p[0] for g in groups for p in g["points"]]
     if not xs:
-        return _no_data(svg, "no data")
+        return no_data(svg, "no data")
     xlo, xhi, xticks = _ticks(0, max(xs))
-    yhi, yticks = _pct_axis([p[1] for g in groups for p in g["points"]])
-    f = _Frame(70, 40, width - 170, height - 50, xlo, xhi, yhi)
-    _axes(svg, f, xticks, yticks, xlabel, ylabel)
+    yhi, yticks = pct_axis([p[1] for g in groups for p in g["points"]])
+    f = Frame(70, 40, width - 170, height - 50, xlo, xhi, yhi)
+    axes(svg, f, xticks, yticks, xlabel, ylabel)
     for g in groups:
         if g.get("band"):
             lo, hi = (min(max(v, 0.0), yhi) for v in g["band"])
