@@ -51,7 +51,7 @@ from ..outside import spec_digest
 from ..progress import Progress
 from ..store import (atomic_write, cache_root, cannot_write, files_by_age, limit_from_env,
                      prune_oldest)
-from .imports import Locator
+from .excerpts import Locator
 
 MAX_SECTION_CHARS = 4000
 DEFAULT_SECTIONS = 50
