@@ -14,6 +14,7 @@ these chunks to LangChain's own output, text for text.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable
 
 from ..model import Chunk, Document
@@ -72,8 +73,10 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
     # LangChain counts the separator it joins with ("" for keep_separator="end") too
     sep = 0 if length is None else length("")
     out: list[Span] = []
-    current: list[Span] = []
-    sizes: list[int] = []
+    # pieces leave from the front: a long run of one-character pieces (a word with no
+    # separator) would make list.pop(0) quadratic
+    current: deque[Span] = deque()
+    sizes: deque[int] = deque()
     total = 0
     for piece in pieces:
         n = _measure(text, piece, length)
@@ -83,8 +86,8 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
                 out.append(joined)
             while total > overlap or (total + n + (sep if current else 0) > size and total > 0):
                 total -= sizes[0] + (sep if len(current) > 1 else 0)
-                current.pop(0)
-                sizes.pop(0)
+                current.popleft()
+                sizes.popleft()
         current.append(piece)
         sizes.append(n)
         total += n + (sep if len(current) > 1 else 0)
