@@ -98,6 +98,22 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
     return out
 
 
+def _char_windows(text: str, span: Span, size: int, overlap: int) -> list[Span]:
+    """What _merge makes of the one-character pieces of `span` in chars, without a piece per
+    character: windows of `size` chars, each starting `size - overlap` after the one before
+    (the overlap a full window carries is at most size - 1), the last ending at the span's
+    end; each stripped, and dropped when only whitespace."""
+    start, end = span
+    step = size - min(overlap, size - 1)
+    out = []
+    for a in range(start, end, step):
+        if (joined := stripped(text, a, min(a + size, end))):
+            out.append(joined)
+        if a + size >= end:
+            break
+    return out
+
+
 def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = None,
                   separators: list[str] = SEPARATORS, length: Length | None = None
                   ) -> list[Span]:
@@ -112,6 +128,9 @@ def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = No
         if text.find(s, *span) != -1:
             sep, rest = s, separators[i + 1:]
             break
+    if not sep and length is None and size > 1:
+        # every piece is one character, so shorter than the size: one merge of them all
+        return _char_windows(text, span, size, overlap)
     out: list[Span] = []
     good: list[Span] = []
     for piece in _pieces(text, span, sep):
