@@ -15,8 +15,8 @@ from chunkeval.invariants import check
 from chunkeval.model import Document, Part
 from chunkeval.strategies.fixed import fixed
 from chunkeval.strategies.langchain_html import render_html
-from chunkeval.strategies.recursive import (CJK_SEPARATORS, SPACE_SEPARATORS, recursive,
-                                            separators_for, split_spans)
+from chunkeval.strategies.recursive import (CJK_SEPARATORS, SPACE_SEPARATORS, _char_windows,
+                                            _merge, recursive, separators_for, split_spans)
 from chunkeval.strategies.structure import structure
 
 from helpers import langchain_splitter
@@ -131,6 +131,16 @@ def test_recursive_spans_are_langchains_chunks(text, size, share, cjk):
     spans = split_spans(text, size, overlap, seps)
     assert [text[s:e] for s, e in spans] == \
         langchain_splitter(size, overlap, tuple(seps)).split_text(text)
+
+
+@given(text=st.text(alphabet="ab \n\t設", max_size=300), size=st.integers(2, 60),
+       share=st.floats(0, 1))
+def test_character_windows_are_the_merge_of_one_character_pieces(text, size, share):
+    # the merge's own path, on the pieces the "" separator makes: one per character
+    overlap = int(size * share)
+    pieces = [(i, i + 1) for i in range(len(text))]
+    assert _char_windows(text, (0, len(text)), size, overlap) == \
+        (_merge(text, pieces, size, overlap) if pieces else [])
 
 
 def test_recursive_separators_follow_the_script():

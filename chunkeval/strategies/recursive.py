@@ -14,6 +14,7 @@ these chunks to LangChain's own output, text for text.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable
 
 from ..model import Chunk, Document
@@ -72,8 +73,10 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
     # LangChain counts the separator it joins with ("" for keep_separator="end") too
     sep = 0 if length is None else length("")
     out: list[Span] = []
-    current: list[Span] = []
-    sizes: list[int] = []
+    # pieces leave from the front: a long run of one-character pieces (a word with no
+    # separator) would make list.pop(0) quadratic
+    current: deque[Span] = deque()
+    sizes: deque[int] = deque()
     total = 0
     for piece in pieces:
         n = _measure(text, piece, length)
@@ -83,8 +86,8 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
                 out.append(joined)
             while total > overlap or (total + n + (sep if current else 0) > size and total > 0):
                 total -= sizes[0] + (sep if len(current) > 1 else 0)
-                current.pop(0)
-                sizes.pop(0)
+                current.popleft()
+                sizes.popleft()
         current.append(piece)
         sizes.append(n)
         total += n + (sep if len(current) > 1 else 0)
@@ -92,6 +95,22 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
         joined = stripped(text, current[0][0], current[-1][1])
         if joined:
             out.append(joined)
+    return out
+
+
+def _char_windows(text: str, span: Span, size: int, overlap: int) -> list[Span]:
+    """What _merge makes of the one-character pieces of `span` in chars, without a piece per
+    character: windows of `size` chars, each starting `size - overlap` after the one before
+    (the overlap a full window carries is at most size - 1), the last ending at the span's
+    end; each stripped, and dropped when only whitespace."""
+    start, end = span
+    step = size - min(overlap, size - 1)
+    out = []
+    for a in range(start, end, step):
+        if (joined := stripped(text, a, min(a + size, end))):
+            out.append(joined)
+        if a + size >= end:
+            break
     return out
 
 
@@ -109,6 +128,9 @@ def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = No
         if text.find(s, *span) != -1:
             sep, rest = s, separators[i + 1:]
             break
+    if not sep and length is None and size > 1:
+        # every piece is one character, so shorter than the size: one merge of them all
+        return _char_windows(text, span, size, overlap)
     out: list[Span] = []
     good: list[Span] = []
     for piece in _pieces(text, span, sep):
