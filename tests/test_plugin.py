@@ -287,7 +287,7 @@ def test_the_xdist_controller_of_an_unconfigured_project_loads_no_corpus(
         def test_one(n):
             pass
     """)
-    result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider", *NO_LANGSMITH)
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=2)
 
