@@ -19,18 +19,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import scipy.sparse  # noqa: F401  (imported once: an in-process run must not import it again)
 
 import chunkeval
-import chunkeval.corpus  # noqa: F401
-import chunkeval.evaluate  # noqa: F401
 from chunkeval import cli, strategies
 from chunkeval.cli.init import EXAMPLE_SPLITTER
 from chunkeval.errors import EXIT_NOT_COMPARED, BaselineError
 from chunkeval.gate import base
 
-from helpers import NO_LANGSMITH, corpus_pages
+from helpers import NO_LANGSMITH, corpus_pages, import_what_inner_runs_import
 
+import_what_inner_runs_import()
 pytest_plugins = ["pytester"]
 
 PYPROJECT = '''\

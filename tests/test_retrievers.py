@@ -20,9 +20,11 @@ from chunkeval.gate.entry import BaselineEntry
 from chunkeval.retrieval import analyzers
 from chunkeval.retrieval import embedding as embeddings
 from chunkeval.retrieval.lexical import BM25Index
-from helpers import NO_LANGSMITH, a_result
+from helpers import NO_LANGSMITH, a_result, import_what_inner_runs_import
 from chunkeval.cli import main
 from chunkeval.retrieval.embedding import EmbeddingCache
+
+import_what_inner_runs_import()  # test_pytest_registers_an_outside_retriever runs in-process
 
 # A small deterministic embedding function: letter counts, so a text is closest to itself.
 MYEMBED = '''\
