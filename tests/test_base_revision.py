@@ -99,7 +99,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "CHUNKEVAL_CACHE": str(made / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(Path(chunkeval.__file__).resolve().parents[1])}
     done = subprocess.run([sys.executable, "-m", "pytest", *GATE, "--update-baselines"],
-                          cwd=root, env=env, capture_output=True, text=True)
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     git(root, "add", "baselines")
     git(root, "commit", "-qm", "baselines")
