@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 from .errors import EXIT_NOT_COMPARED
-from .report.markdown import md_text
+from .markdown_text import md_text
 
 MARKER = "<!-- chunkeval-gate -->"
 # GitHub refuses a comment body longer than 65,536 characters.

@@ -319,6 +319,23 @@ def probe_in_browser(page: str, probe: str, tmp_path: Path, *flags: str):
 # process: the inner runs below block it, as tox.ini does for the suite's own.
 NO_LANGSMITH = ("-p", "no:langsmith_plugin")
 
+def import_what_inner_runs_import() -> None:
+    """Import now what an in-process pytest run of a project imports as it goes. pytester
+    drops the modules an inner run imported, so each inner run would import them again, and
+    rewrite chunkeval's for assertions again (tenths of a second a run); numpy's and scipy's
+    C extensions cannot be imported a second time at all."""
+    import lxml.html  # noqa: F401  (the HTML corpus)
+    import scipy.sparse  # noqa: F401  (an index)
+    import Stemmer  # noqa: F401  (bm25's analyzer)
+
+    import chunkeval.corpus  # noqa: F401
+    import chunkeval.evaluate  # noqa: F401
+    import chunkeval.gate.base  # noqa: F401
+    import chunkeval.report.html  # noqa: F401
+    import chunkeval.report.summary  # noqa: F401
+    import chunkeval.retrieval.lexical  # noqa: F401
+
+
 # Checks that sample (one strategy of each family, say) check everything when this is set.
 EXHAUSTIVE = os.environ.get("CHUNKEVAL_EXHAUSTIVE", "") not in ("", "0")
 

@@ -4,29 +4,31 @@ docs-and-splitter change against the baseline's commit, and `--chunkeval-base ma
 the branch's code against main's on the branch's documents.
 
 The current side runs in this process (pytester); the base side is a child process, as it
-always is.
+always is. The repository and its baselines are made once for the module (recorded by a
+child process) and copied for each test, with the cache the recording filled.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import scipy.sparse  # noqa: F401  (imported once: an in-process run must not import it again)
 
-import chunkeval.corpus  # noqa: F401
-import chunkeval.evaluate  # noqa: F401
+import chunkeval
 from chunkeval import cli, strategies
 from chunkeval.cli.init import EXAMPLE_SPLITTER
 from chunkeval.errors import EXIT_NOT_COMPARED, BaselineError
 from chunkeval.gate import base
 
-from helpers import corpus_pages
+from helpers import NO_LANGSMITH, corpus_pages, import_what_inner_runs_import
 
+import_what_inner_runs_import()
 pytest_plugins = ["pytester"]
 
 PYPROJECT = '''\
@@ -39,6 +41,10 @@ retrievers = ["bm25"]
 k = 1
 invariant_examples = 0
 '''
+
+
+GATE = ("-p", "no:cacheprovider", "-p", "no:randomly", *NO_LANGSMITH, "-rf",
+        "-W", "ignore::pytest.PytestAssertRewriteWarning")
 
 
 def questions(docs: Path) -> list[str]:
@@ -66,18 +72,19 @@ def write_team(root: Path, size: int) -> None:
     sys.modules.pop("team", None)
 
 
-@pytest.fixture
-def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-         tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
-    """main: 40 pages, their questions, the team's splitter (size 800), and its baselines."""
-    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # team.py is rewritten within a second
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    for name in ("CI", "PYTEST_ADDOPTS", "GITHUB_STEP_SUMMARY"):
-        monkeypatch.delenv(name, raising=False)
-    root = pytester.path
+# what a gate run must not take from the suite's own environment
+NOT_PASSED = ("CI", "PYTEST_ADDOPTS", "GITHUB_STEP_SUMMARY")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: 40 pages, their questions, the team's splitter (size 800), and its baselines,
+    recorded once for the module in `made/repo`, with the cache that run filled in
+    `made/cache`: each test gets its own copy of both (`repo`)."""
+    made = tmp_path_factory.mktemp("team")
+    root = made / "repo"
     docs = root / "docs"
-    docs.mkdir()
+    docs.mkdir(parents=True)
     for name, text in corpus_pages().items():
         (docs / name).write_text(text, encoding="utf-8")
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
@@ -87,10 +94,33 @@ def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
     git(root, "config", "user.name", "team")
     git(root, "add", ".")
     git(root, "commit", "-qm", "docs and splitter")
-    registered = set(strategies.names())
-    assert gate(pytester, "--update-baselines").ret == 0
+    # a child process: an inner run here would register the team's splitter in this one
+    env = {k: v for k, v in os.environ.items() if k not in NOT_PASSED} | {
+        "CHUNKEVAL_CACHE": str(made / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(Path(chunkeval.__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-m", "pytest", *GATE, "--update-baselines"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
     git(root, "add", "baselines")
     git(root, "commit", "-qm", "baselines")
+    return made
+
+
+@pytest.fixture
+def repo(made: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+         tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
+    """A copy of `made`'s repository as the pytester's folder, and of its cache as this
+    test's own."""
+    cache = tmp_path_factory.mktemp("cache")
+    shutil.copytree(made / "cache", cache, dirs_exist_ok=True)
+    shutil.copytree(made / "repo", pytester.path, dirs_exist_ok=True)
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(cache))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # team.py is rewritten within a second
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    for name in NOT_PASSED:
+        monkeypatch.delenv(name, raising=False)
+    sys.modules.pop("team", None)
+    registered = set(strategies.names())
     yield pytester
     for name in set(strategies.names()) - registered:
         strategies.unregister(name)
@@ -98,8 +128,7 @@ def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
 
 def gate(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     sys.modules.pop("team", None)
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-rf",
-                                        "-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+    return pytester.runpytest_inprocess(*GATE, *args)
 
 
 def edit_docs(root: Path) -> None:

@@ -173,7 +173,8 @@ EVALUATING_ONLY = ("numpy", "scipy", "sklearn", "langchain_text_splitters", "use
     "import contextlib, io\nfrom chunkeval.cli import main\n"
     "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
     "    main(['--help'])",
-], ids=["plugin", "help"])
+    "import chunkeval.pr_comment",
+], ids=["plugin", "help", "pr-comment"])
 def test_starting_imports_nothing_only_evaluating_needs(start):
     # The plugin is loaded by every pytest run of a project that installs chunkeval.
     code = f"import sys\n{start}\nprint(' '.join(sys.modules))"

@@ -16,7 +16,7 @@ import chunkeval
 from chunkeval import metrics
 from chunkeval.results import PerQuery
 from chunkeval.scoring import Scores
-from helpers import corpus_pages, project_toml
+from helpers import NO_LANGSMITH, corpus_pages, project_toml
 
 NDCG_ROW = '    Metric("ndcg_at_k", "ndcg", False, "nDCG@k"),\n'
 # A metric computed from a stored series: the share of queries whose top k holds at least
@@ -94,13 +94,13 @@ def test_a_row_added_to_the_table_reaches_results_baselines_summary_and_report(t
     assert "half rate" in (project / "out" / "report.md").read_text(encoding="utf-8")
 
     # the baselines: its mean, compared like the seed's four
-    _run(project, code, "pytest", "-p", "no:cacheprovider", "--update-baselines")
+    _run(project, code, "pytest", "-p", "no:cacheprovider", *NO_LANGSMITH, "--update-baselines")
     entries = [e for path in (project / "baselines").rglob("*.json")
                for e in json.loads(path.read_text(encoding="utf-8")).get("entries", {}).values()]
     assert entries and all("half_rate" in e["metrics"] for e in entries)
     assert all("half" not in e["per_query"] for e in entries)
 
     # the gate: judged (gated by default) and a column of the summary's table
-    gate = _run(project, code, "pytest", "-p", "no:cacheprovider", "-v")
+    gate = _run(project, code, "pytest", "-p", "no:cacheprovider", *NO_LANGSMITH, "-v")
     summary = gate.stdout[gate.stdout.index("chunkeval"):]
     assert "half rate" in summary and "fixed-400" in summary

@@ -16,18 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
-# Imported here rather than first inside an in-process run: pytester drops the modules an
-# inner run imported, and numpy's C extensions cannot be imported a second time (nor
-# scipy's, which chunkeval imports when it builds an index).
-import scipy.sparse  # noqa: F401
 
-import chunkeval.corpus  # noqa: F401
-import chunkeval.evaluate  # noqa: F401
+import chunkeval.evaluate
 from chunkeval import strategies
 from chunkeval.gate import baselines
 from chunkeval.gate.baselines import Baseline
 from chunkeval.gate.entry import BaselineEntry
-from helpers import NO_LANGSMITH, corpus_pages
+from helpers import NO_LANGSMITH, corpus_pages, import_what_inner_runs_import
+
+import_what_inner_runs_import()
 
 pytest_plugins = ["pytester"]
 
@@ -287,7 +284,7 @@ def test_the_xdist_controller_of_an_unconfigured_project_loads_no_corpus(
         def test_one(n):
             pass
     """)
-    result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider", *NO_LANGSMITH)
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=2)
 

@@ -1,16 +1,21 @@
 """Retrieval: the 2-gram tokens equal CountVectorizer's, BM25 equals bm25s, rankings are
 deterministic, LSA and the hybrid rank a chunk first for its own text."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from chunkeval.errors import UnknownName
 from chunkeval.retrieval import build_index, ranking
 from chunkeval.retrieval.analyzers import fit_bigrams
 from chunkeval.retrieval.hybrid import HybridIndex
-from chunkeval.retrieval.lexical import BM25Index, LSAIndex
+from chunkeval.retrieval.lexical import BM25Index, LSAIndex, TfIdf
 from chunkeval.retrieval.ranking import top_k
 
 LEXICAL = ("bm25", "lsa", "hybrid")
@@ -182,6 +187,35 @@ def test_lsa_tfidf_equals_tfidfvectorizer():
     ours = ix.tfidf.transform(ix.bigrams.counts(CORPUS))
     assert ix.bigrams.terms() == list(tv.get_feature_names_out())
     assert abs(ours - expected).max() < 1e-6
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 300))
+def test_the_tfidf_is_scikit_learns_bit_for_bit(seed, rows, terms):
+    """Rows long enough that a pairwise sum would round differently (over 128 terms), empty
+    rows and columns, counts above 1; the queries' transform with the corpus's idf."""
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(0, 4, (rows, terms)) * (rng.random((rows, terms)) < rng.random())
+    dense[rng.random(rows) < 0.2] = 0
+    counts = sp.csr_matrix(dense.astype(np.float32))
+    queries = sp.csr_matrix(rng.integers(0, 3, (5, terms)).astype(np.float32))
+    ours, theirs = TfIdf(counts), TfidfTransformer().fit(counts)
+    assert ours.idf.dtype == theirs.idf_.dtype and np.array_equal(ours.idf, theirs.idf_)
+    for x in (counts, queries):
+        a, b = ours.transform(x), sp.csr_matrix(theirs.transform(x))
+        assert a.dtype == b.dtype == np.float32
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+        assert np.array_equal(a.data, b.data)
+
+
+def test_an_lsa_index_is_built_without_importing_scikit_learn():
+    code = ("import sys\nfrom chunkeval.retrieval.lexical import LSAIndex\n"
+            "LSAIndex(['the dog barks', 'a cat sleeps', 'the cat barks'], dims=2)\n"
+            "print('sklearn' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["False"]
 
 
 @pytest.mark.parametrize("shape", [(60, 400), (400, 60)])  # fewer chunks than terms, and more

@@ -20,9 +20,11 @@ from chunkeval.gate.entry import BaselineEntry
 from chunkeval.retrieval import analyzers
 from chunkeval.retrieval import embedding as embeddings
 from chunkeval.retrieval.lexical import BM25Index
-from helpers import a_result
+from helpers import NO_LANGSMITH, a_result, import_what_inner_runs_import
 from chunkeval.cli import main
 from chunkeval.retrieval.embedding import EmbeddingCache
+
+import_what_inner_runs_import()  # test_pytest_registers_an_outside_retriever runs in-process
 
 # A small deterministic embedding function: letter counts, so a text is closest to itself.
 MYEMBED = '''\
@@ -245,8 +247,8 @@ def test_pytest_registers_an_outside_retriever(outside, pytester, monkeypatch):
     pytester.makepyfile(test_outside_retriever_metrics="def test_recall(chunkeval, retrieval_case):\n"
                                      "    chunkeval.check_retrieval(retrieval_case)\n")
     args = ["test_outside_retriever_metrics.py", "-W", "ignore::pytest.PytestAssertRewriteWarning",
-            "-p", "no:cacheprovider", "--chunkeval-corpus", "docs", "--chunkeval-query-sets",
-            "section-titles", "--chunkeval-strategies", "fixed-200",
+            "-p", "no:cacheprovider", *NO_LANGSMITH, "--chunkeval-corpus", "docs",
+            "--chunkeval-query-sets", "section-titles", "--chunkeval-strategies", "fixed-200",
             "--chunkeval-retrievers", "letters"]
     result = pytester.runpytest_inprocess(*args, "--update-baselines")
     assert result.ret == 0, result.stdout.str()

@@ -2,34 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
+from ..markdown_text import md_text
 from .findings import Finding
 from .view import (CHUNK_HEADER, EVERY_QUERY, NOT_SCORED, View, chars, chunk_cells, curve_cells,
                    failure_lines, header_facts, integer, reading_note, retriever_cells,
                    retriever_header)
-
-
-# Characters backslash-escaped in text from outside (documents, questions, file names,
-# strategy names): all that opens a link, an image, an HTML tag or entity or emphasis, or
-# ends a table cell. A scheme's "://", "www." and an address's "@" are broken up too, or
-# GitHub would make a link of them.
-_ESCAPED = frozenset("\\`*_[]|<&!~#")
-_AUTOLINK = re.compile(r":(?=/)|(?<![^\W_])www(?=\.)|@(?=[\w-]*\.[\w-])", re.IGNORECASE)
-# Where CommonMark ends a line (and control characters): never inside one cell or line.
-_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
-
-
-def md_text(text) -> str:
-    """`text` as Markdown that renders as exactly this text (line breaks as spaces): no
-    element, link or table cell of its own, under any renderer that allows HTML."""
-    out = "".join("\\" + c if c in _ESCAPED else c for c in _BREAKS.sub(" ", str(text)))
-    return _AUTOLINK.sub(lambda m: _autolink_escape(m[0]), out)
-
-
-def _autolink_escape(found: str) -> str:
-    # "www" keeps its letters; its dot, the colon and the at sign are escaped
-    return found + "\\" if found.lower() == "www" else "\\" + found
 
 
 _md = md_text
