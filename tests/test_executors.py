@@ -1,7 +1,9 @@
 """The Ray executor on a real local cluster of two worker processes gives the process pool's
 results. Selected with `-m distributed`. The first test has the executor start and stop a
 cluster of its own; the later ones share one cluster the module starts (starting one costs
-some seconds of CPU), which the executor finds running and leaves up."""
+some seconds of CPU), which the executor finds running and leaves up. Under xdist each worker
+that runs one of them starts its own (an xdist_group mark does not keep them on one worker
+with the suite's scheduler)."""
 
 import json
 
@@ -10,8 +12,7 @@ import pytest
 from chunkeval.cli import main
 from helpers import corpus_pages
 
-# one worker runs them all, so that it starts one shared cluster, not one per worker
-pytestmark = [pytest.mark.distributed, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.distributed
 
 STRATEGIES = "fixed-200,recursive-400-ov40,structure-800+prefix,parent-child-r200-s800"
 
