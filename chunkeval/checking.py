@@ -39,21 +39,24 @@ class Check:
         for k in keys:
             self.that(k in data, k, "is missing")
 
+    # The messages below are made only for a value that fails: a results.json holds some
+    # hundred thousand values, and formatting each one's message cost more than its check.
     def string(self, value: Any, name: str, empty: bool = False) -> None:
-        self.that(isinstance(value, str) and (empty or bool(value)), name,
-                  f"is {value!r}, not a string")
+        if not (isinstance(value, str) and (empty or bool(value))):
+            self.fail(name, f"is {value!r}, not a string")
 
     def count(self, value: Any, name: str, least: int = 0) -> None:
-        self.that(type(value) is int and value >= least, name,
-                  f"is {value!r}, not a whole number >= {least}")
+        if not (type(value) is int and value >= least):
+            self.fail(name, f"is {value!r}, not a whole number >= {least}")
 
     def number(self, value: Any, name: str, least: float | None = 0.0) -> None:
-        self.that(finite(value) and (least is None or value >= least), name,
-                  f"is {value!r}, not a finite number" + (f" >= {least:g}" if least is not None
-                                                          else ""))
+        if not (finite(value) and (least is None or value >= least)):
+            self.fail(name, f"is {value!r}, not a finite number"
+                      + (f" >= {least:g}" if least is not None else ""))
 
     def rate(self, value: Any, name: str) -> None:
-        self.that(is_rate(value), name, f"is {value!r}, not a number in [0, 1]")
+        if not is_rate(value):
+            self.fail(name, f"is {value!r}, not a number in [0, 1]")
 
 
 class Fields:

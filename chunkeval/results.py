@@ -166,7 +166,8 @@ class PerQuery:
         for i, s in enumerate(spans):
             ok = (isinstance(s, list) and len(s) == 4 and isinstance(s[0], str)
                   and all(type(v) is int and v >= 0 for v in s[1:]) and s[1] <= s[2])
-            check.that(ok, f"retrieved[{i}]", "is not [doc, start, end, length]")
+            if not ok:
+                check.fail(f"retrieved[{i}]", "is not [doc, start, end, length]")
         best = data.get("best")
         if best is not None:
             check.that(type(best) is int and 0 <= best < len(spans), "best",

@@ -1,5 +1,9 @@
 """The Ray executor on a real local cluster of two worker processes gives the process pool's
-results. Selected with `-m distributed`; it starts and stops its own cluster."""
+results. Selected with `-m distributed`. The first test has the executor start and stop a
+cluster of its own; the later ones share one cluster the module starts (starting one costs
+some seconds of CPU), which the executor finds running and leaves up. Under xdist each worker
+that runs one of them starts its own (an xdist_group mark does not keep them on one worker
+with the suite's scheduler)."""
 
 import json
 
@@ -21,7 +25,32 @@ def without_timings(doc: dict) -> dict:
             "results": [{k: v for k, v in r.items() if k not in drop} for r in doc["results"]]}
 
 
-def test_ray_cluster_gives_the_process_pool_and_the_serial_results(docs, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local cluster of two CPUs, as the executor starts for --jobs 2, up until the module
+    ends. Its workers have the environment of the moment it starts: a test varies what they
+    do through files, not environment variables."""
+    import logging
+
+    import ray
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.ERROR)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def no_cluster_running():
+    """No cluster up, so that the executor starts its own (the shared one, if a test before
+    started it, stops; the tests after it then start their own)."""
+    import ray
+    ray.shutdown()
+
+
+def test_ray_cluster_gives_the_process_pool_and_the_serial_results(docs, tmp_path, capsys,
+                                                                   no_cluster_running):
+    import ray
     # all evaluate: with the cache, the later runs would only read the first's results
     common = ["--corpus", str(docs), "--strategies", STRATEGIES, "--retrievers", "bm25,lsa,hybrid",
               "--no-cache"]
@@ -29,6 +58,7 @@ def test_ray_cluster_gives_the_process_pool_and_the_serial_results(docs, tmp_pat
     assert main(["run", *common, "--jobs", "1", "--out", str(tmp_path / "serial")]) == 0
     assert main(["run", *common, "--jobs", "2", "--executor", "ray",
                  "--out", str(tmp_path / "ray")]) == 0
+    assert not ray.is_initialized()  # the executor stopped the cluster it started
     pool, serial, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
                          for d in ("pool", "serial", "ray"))
     assert len(ray["results"]) == 12
@@ -40,7 +70,8 @@ def test_address_needs_a_distributed_executor(tmp_path, capsys):
     assert "--address needs --executor ray" in capsys.readouterr().err
 
 
-def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, capsys):
+def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, capsys,
+                                                         no_cluster_running):
     monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -53,7 +84,8 @@ def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, 
 
 
 @pytest.mark.corpus
-def test_ray_on_the_default_corpus_gives_the_process_pool_results(tmp_path, capsys):
+def test_ray_on_the_default_corpus_gives_the_process_pool_results(tmp_path, capsys,
+                                                                   ray_cluster):
     common = ["--strategies", "fixed-800,structure-400+prefix", "--retrievers", "bm25,lsa",
               "--max-queries", "200", "--jobs", "2", "--no-result-cache"]
     assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
@@ -76,11 +108,12 @@ import numpy as np
 from chunkeval import Chunk
 
 DEATHS = Path(__file__).parent / "deaths"
+DIE = Path(__file__).parent / "die"  # how many times to die, once it is there
 
 
 def dying(doc):
-    if doc.id == "page02.html" and os.environ.get("DIE") and DEATHS.stat().st_size < int(
-            os.environ["DIE"]):
+    if doc.id == "page02.html" and DIE.exists() and DEATHS.stat().st_size < int(
+            DIE.read_text()):
         with open(DEATHS, "a") as f:
             f.write("x")
         os._exit(1)
@@ -98,7 +131,8 @@ def words(text):
 
 
 @pytest.mark.parametrize("deaths", [1, 9])
-def test_ray_with_outside_code_and_a_killed_worker(docs, tmp_path, monkeypatch, capsys, deaths):
+def test_ray_with_outside_code_and_a_killed_worker(docs, tmp_path, monkeypatch, capsys, deaths,
+                                                   ray_cluster):
     """Killed once, the worker is restarted and the task run again: the same results as the
     process pool. Killed every time, that task is a failure and every other result is kept."""
     import sys
@@ -112,7 +146,7 @@ def test_ray_with_outside_code_and_a_killed_worker(docs, tmp_path, monkeypatch, 
               "--jobs", "2", "--no-result-cache"]
     try:
         assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
-        monkeypatch.setenv("DIE", str(deaths))
+        (tmp_path / "die").write_text(str(deaths))  # for the Ray run's workers only
         status = main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")])
     finally:
         sys.modules.pop("proj", None)

@@ -4,6 +4,7 @@ a face of a few names, the type marker shipped, and a start that imports only wh
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -43,6 +44,16 @@ def _resolve(path: Path, node: ast.ImportFrom) -> list[Path]:
 
 
 def import_graph() -> dict[Path, set[Path]]:
+    """Each module's arrows to the package's modules it imports: a copy the caller may
+    change."""
+    return {path: set(arrows) for path, arrows in _parsed_graph().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _parsed_graph() -> dict[Path, frozenset[Path]]:
+    """The package parsed once per test process: a dozen tests read its imports, and the
+    modules do not change while they run. An absolute import raises, and a raise is not
+    kept, so every caller meets it."""
     graph: dict[Path, set[Path]] = {}
     for path in _modules():
         arrows = graph.setdefault(path, set())
@@ -56,7 +67,7 @@ def import_graph() -> dict[Path, set[Path]]:
                     if name == "chunkeval" or name.startswith("chunkeval."):
                         raise AssertionError(f"{path}: import {name} absolutely; the package "
                                              "imports itself relatively")
-    return graph
+    return {path: frozenset(arrows) for path, arrows in graph.items()}
 
 
 def cycles(graph: dict[Path, set[Path]]) -> list[list[Path]]:

@@ -79,7 +79,6 @@ def versions(names: tuple[str, ...]) -> dict:
 def imported_files(module: str) -> frozenset[str]:
     """The package's files `module` is, and those it imports, transitively (as paths
     relative to the package)."""
-    import ast
     out: set[str] = set()
     todo = [module]
     while todo:
@@ -91,14 +90,24 @@ def imported_files(module: str) -> frozenset[str]:
         if not path.exists() or str(path.relative_to(PACKAGE)) in out:
             continue
         out.add(str(path.relative_to(PACKAGE)))
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = here[:len(here) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-                todo.append(target)
-                todo += [f"{target}.{a.name}" for a in node.names]  # `from . import x`
+        todo += _imported_names(name, path)
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _imported_names(name: str, path: Path) -> tuple[str, ...]:
+    """The modules (and names, which may be modules) module `name` at `path` imports
+    relatively: each file parsed once, though the strategies' modules share most of theirs."""
+    import ast
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[:len(here) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            out.append(target)
+            out += [f"{target}.{a.name}" for a in node.names]  # `from . import x`
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=None)
