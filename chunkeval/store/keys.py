@@ -42,7 +42,7 @@ RESULT_MODULES = ("evaluate.py", "evaluation/*.py", "scoring/*.py", "stats.py", 
 # The modules a query file is read by: its line checks, the sample, the leak check, the model.
 QUERY_MODULES = ("queries/*.py", "model.py", "errors.py")
 # Libraries whose exact versions the numbers depend on.
-NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn", "PyStemmer")
+NUMERIC_LIBRARIES = ("numpy", "scipy", "PyStemmer")
 SPLITTER_LIBRARIES = ("langchain-text-splitters", "beautifulsoup4", "lxml", "chonkie")
 
 # -- chunkeval's own code and the libraries it calls ----------------------------------------
