@@ -5,7 +5,7 @@ results.json: equal but for what a run's machine and cache decide - each result'
 (`seconds`), embedding counters, `reused`, and the top-level `embeddings` and `result_cache`
 counts. Baselines: every file byte for byte (a baseline holds no timing).
 
-    python bench/same_results.py OLD/results.json NEW/results.json
+    python bench/same_results.py OLD/results.json NEW/results.json   (or the two folders)
     python bench/same_results.py --baselines OLD/baselines NEW/baselines
 
 Used to show that a change of code layout changed no number: run `chunkeval run
@@ -72,6 +72,12 @@ def main() -> int:
     parser.add_argument("--baselines", action="store_true",
                         help="OLD and NEW are baseline folders")
     args = parser.parse_args()
+    if not args.baselines:
+        # a run's output folder stands for the results.json in it
+        args.old, args.new = (p / "results.json" if p.is_dir() else p for p in (args.old, args.new))
+    for p in (args.old, args.new):
+        if not p.exists() or (args.baselines and not p.is_dir()):
+            parser.error(f"{p}: no such {'folder' if args.baselines else 'file'}")
     found = (compare_baselines if args.baselines else compare_results)(args.old, args.new)
     for line in found:
         print(line)
