@@ -98,7 +98,7 @@ def use_embed(texts: list[str]) -> np.ndarray:
         except ImportError:  # another layout of the package: its own budget stands
             pass
         from .neural_passes import install
-        install(_model)  # the token stages in cache-sized passes, where the package allows
+        install(_model)  # token stages in cache-sized passes: on one thread, this package only
     if not texts:
         return np.zeros((0, 512), dtype=np.float32)
     with _arrays_in_heap():
