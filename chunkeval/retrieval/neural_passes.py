@@ -2,15 +2,17 @@
 
 The encoder runs a micro-batch of up to neural.TOKEN_BUDGET tokens through every stage at
 once, so its gathered n-gram windows (up to 84 MB) and token features (up to 84 MB) fall
-out of the caches and moving them costs as much as a third of its matrix products. Here
+out of the caches, and the gathers, sums and norms that move them took about a third of the
+encoder's time (bench/results/embedding-in-suite.md). Here
 the token stages, from the embedding rows to each sentence's token sum, run in passes of
 whole sentences of at least PASS_TOKENS tokens, and the per-sentence head still runs once
 over the package's micro-batch, as the package runs it.
 
-Why the bits stay the same: a token row's arithmetic involves no other row, except in the
-matrix products, where OpenBLAS gives a row other bits only when the matrix has fewer than
-8 rows; a pass is the whole micro-batch or has at least PASS_TOKENS tokens. The head sees
-the same sentences as before. tests/test_neural_passes.py compares the vectors with the
+Why the bits stay the same: a token's arithmetic involves only its own sentence's rows (its
+windows, its sentence's sum, in the same order), except in the matrix products, where
+OpenBLAS gives a row other bits only when the matrix has fewer than 8 rows; a pass is the
+whole micro-batch or has at least PASS_TOKENS tokens. The head sees the same sentences as
+before. tests/test_neural_passes.py compares the vectors with the
 package's own, bit for bit, on varied texts. Any other version or layout of the package
 runs its own code, and so does an encoder on more than one BLAS thread (install()).
 """
