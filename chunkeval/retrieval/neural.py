@@ -97,6 +97,8 @@ def use_embed(texts: list[str]) -> np.ndarray:
                 backend._TOKEN_BUDGET = max(backend._TOKEN_BUDGET, TOKEN_BUDGET)
         except ImportError:  # another layout of the package: its own budget stands
             pass
+        from .neural_passes import install
+        install(_model)  # token stages in cache-sized passes: on one thread, this package only
     if not texts:
         return np.zeros((0, 512), dtype=np.float32)
     with _arrays_in_heap():

