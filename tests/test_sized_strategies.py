@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from chunkeval import config, executors, strategies
 from chunkeval.cli import main
 from chunkeval.errors import ConfigError, UnknownName
+from chunkeval.registry import Components
 from chunkeval.invariants import contract
 from chunkeval.model import Document, Part
 from chunkeval.session import Session
@@ -179,3 +180,17 @@ def test_run_sizes_by_the_length_option(docs, tmp_path, capsys):
     means = {r["strategy"]: r["chunks"]["mean_len"] for r in doc["results"]}
     assert means["fixed-60t"] <= 60 and means["structure-60t"] <= 60  # in words, as sized
     assert "fixed-60t" in capsys.readouterr().out
+
+
+def test_a_run_s_length_goes_with_the_run():
+    # a second session in the same process (an in-process pytest run, a command after
+    # another) must not size "t" names by the first one's length
+    def words_of(text: str) -> int:
+        return len(text.split())
+
+    with Components().used():
+        strategies.size_by("team:words", lambda: words_of)
+        assert strategies.get("fixed-12t").params["unit"] == "team:words"
+    with Components().used():
+        with pytest.raises(ConfigError, match="is sized in units of the `length` setting"):
+            strategies.get("fixed-12t")

@@ -17,6 +17,7 @@ import re
 from typing import Callable
 
 from ..errors import ConfigError
+from ..registry import memory
 from .fixed import fixed
 from .recursive import recursive
 from .registry import Strategy, Unit, get, register, unregister
@@ -27,28 +28,33 @@ PATTERN = re.compile(r"(fixed|recursive|structure)-([1-9][0-9]*)t"
 
 Load = Callable[[], Callable[[str], int]]
 
-# The configured length: its spec and what imports its function, on the first "t" name only
-# (a bad spec is the session's to report, where it checks its settings).
-_length: tuple[str, Load | None] = ("chars", None)
-_made: dict[str, Strategy] = {}
+
+def _state() -> dict:
+    """The run's configured length, its spec and what imports its function (imported on the
+    first "t" name only: a bad spec is the session's to report, where it checks its settings),
+    and the strategies made with it; kept by the run, so the next run starts in characters."""
+    state = memory(__name__)
+    if not state:
+        state.update(length=("chars", None), made={})
+    return state
 
 
 def size_by(spec: str, load: Load | None = None) -> None:
     """Make the "t" strategies with this length (`load()` gives its function) from now on;
     those made with another are dropped from the registry."""
-    global _length
     if spec != "chars" and load is None:
         raise ValueError(f"size_by({spec!r}) needs the function that loads it")
-    if (spec, load) == _length:
+    state = _state()
+    if (spec, load) == state["length"]:
         return
-    for name, strategy in _made.items():
+    for name, strategy in state["made"].items():
         try:
             if get(name) is strategy:
                 unregister(name)
         except LookupError:
             pass
-    _made.clear()
-    _length = (spec, load)
+    state["made"] = {}
+    state["length"] = (spec, load)
 
 
 def make(name: str) -> Strategy | None:
@@ -61,13 +67,14 @@ def build(name: str) -> Strategy | None:
     """The strategy `name` means when it is one of the "t" names, not registered (the same
     object each time under one length); else None. ConfigError when the length is
     characters: such a name would mean its "t"-less twin."""
-    if name in _made:
-        return _made[name]
+    made = _state()["made"]
+    if name in made:
+        return made[name]
     m = PATTERN.fullmatch(name)
     if m is None:
         return None
     family, size, overlap, prefix = m.group(1), int(m.group(2)), int(m.group(3) or 0), m.group(4)
-    spec, load = _length
+    spec, load = _state()["length"]
     if spec == "chars" or load is None:
         twin = re.sub(r"([0-9])t", r"\1", name)
         raise ConfigError(f"strategy {name!r} is sized in units of the `length` setting, which "
@@ -83,5 +90,5 @@ def build(name: str) -> Strategy | None:
         return None
     # its chunks depend on the length measure too, whose spec the params record and
     # whose module the chunk cache digests
-    _made[name] = dataclasses.replace(strategy, identity="chunkeval")
-    return _made[name]
+    made[name] = dataclasses.replace(strategy, identity="chunkeval")
+    return made[name]
