@@ -173,3 +173,11 @@ def test_defaults_the_prose_states_are_the_package_s():
     wrong = [f"{where}: the package's is {actual}" for where, stated, actual in said
              if stated != actual]
     assert wrong == [], "\n".join(wrong)
+
+
+def test_every_code_fence_in_the_docs_is_closed():
+    # a block cut in two when the README was split left docs/adopting.md with an odd count,
+    # and everything after it rendered with code and prose swapped
+    open_fences = [name for name, text in _prose().items()
+                   if sum(1 for line in text.splitlines() if line.lstrip().startswith("```")) % 2]
+    assert open_fences == []

@@ -832,3 +832,16 @@ def test_an_unknown_strategy_to_sweep_against_is_said_with_where_it_was_given():
         prepare("fixed", [400], [0.0], metric=sweep.DEFAULT_METRIC, holdout=None,
                 against="nosuch", where={"sweep_against": "option --against"})
     assert str(e.value).startswith("option --against: unknown strategy 'nosuch'")
+
+
+def test_nothing_to_adopt_names_the_verdict_adopted_from_and_the_metric_that_recommends():
+    from types import SimpleNamespace as V
+
+    from chunkeval.sweep import nothing_to_adopt
+
+    verdicts = [V(metric="budget_recall", retriever="bm25", recommendation=None),
+                V(metric="recall_at_k", retriever="bm25", recommendation={"strategy": "r-900"})]
+    said = nothing_to_adopt(V(verdicts=verdicts))
+    assert said == ("nothing to adopt: no verdict by budget_recall for bm25 recommends a "
+                    "configuration; by recall_at_k one does (--metric recall_at_k)")
+    assert nothing_to_adopt(V(verdicts=verdicts[:1])).endswith("recommends a configuration")

@@ -39,7 +39,7 @@ def sweep_command(args) -> int:
     failed = report_failures(result.failures, None, kept="sweep.json")
     print(f"wrote {out / 'sweep.json'}, {out / 'sweep.html'}, {out / 'sweep.md'}")
     if not lines:
-        print("\nnothing to adopt: no verdict recommends a configuration")
+        print(f"\n{sweep.nothing_to_adopt(result)}")
     else:
         print(f"\nto adopt the recommendation{f' (in {patch.path})' if patch else ''}:")
         print("\n".join(lines))

@@ -43,7 +43,7 @@ from .halving import (ETA, FINALISTS, HALVING_FROM, MIN_RUNG, check_size,
 from .measure import evaluate
 from .points import Point, grid, parse_overlaps, parse_sizes, strategy_of
 from .result import (FORMAT, Sweep, adopted_point, adopted_verdict, config_lines, differ_note,
-                     factory_call)
+                     factory_call, nothing_to_adopt)
 from .runner import Configured, configure, prepare, run
 from .verdict import (AS_GOOD, AT_K, DEFAULT_MARGIN, DEFAULT_METRIC, HANDED, IN_BUDGET, JUDGED,
                       METRICS, MIN_HOLDOUT, MIN_QUESTIONS, SEED, UNCLEAR, WINNER, Row, Verdict,
@@ -58,6 +58,6 @@ __all__ = [
     "MIN_HOLDOUT", "MIN_QUESTIONS", "MIN_RUNG", "SEED", "UNCLEAR", "WINNER", "Point", "Row",
     "Sweep", "Verdict", "adopted_point", "adopted_verdict", "check_size", "compare",
     "config_lines", "configure", "differ_note", "evaluate", "factory_call", "grid", "halve",
-    "halving_on", "handed", "handed_per_query", "judge", "parse_overlaps",
+    "halving_on", "handed", "handed_per_query", "judge", "nothing_to_adopt", "parse_overlaps",
     "parse_sizes", "prepare", "queries_needed", "recommend", "rung_bounds", "run",
     "split_queries", "strategy_of"]

@@ -60,6 +60,18 @@ def adopted_verdict(sweep: Sweep) -> Verdict | None:
     return max(found, key=lambda x: x.queries) if found else None
 
 
+def nothing_to_adopt(sweep: Sweep) -> str:
+    """Why no configuration is adopted, naming the metric that would give one."""
+    first = sweep.verdicts[0] if sweep.verdicts else None
+    if first is None:
+        return "nothing to adopt: no verdict was reached"
+    said = (f"nothing to adopt: no verdict by {first.metric} for {first.retriever} recommends "
+            "a configuration")
+    others = sorted({x.metric for x in sweep.verdicts
+                     if x.recommendation and x.metric != first.metric})
+    return said + (f"; by {others[0]} one does (--metric {others[0]})" if others else "")
+
+
 def adopted_point(sweep: Sweep, v: Verdict) -> Point:
     return next(p for p in sweep.points if p.name == v.recommendation["strategy"])
 
