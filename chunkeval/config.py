@@ -304,11 +304,11 @@ class Config:
         return self.corpus in BUILTIN_CORPORA
 
 
-def known(chosen, names, where: str, what: str) -> list[str]:
+def known(chosen, names, where: str, what: str, hint: str = "") -> list[str]:
     """`chosen`, when every name in it is one of `names`; else UnknownName saying where."""
     for c in chosen:
         if c not in names:
-            raise UnknownName(what, c, names, where)
+            raise UnknownName(what, c, names, where, hint)
     return list(chosen)
 
 

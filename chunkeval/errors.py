@@ -47,10 +47,11 @@ class OutputError(ChunkevalError):
 class UnknownName(ChunkevalError, LookupError):
     """A name that is not registered; the message lists the known ones."""
 
-    def __init__(self, what: str, name: str, known, where: str | None = None):
+    def __init__(self, what: str, name: str, known, where: str | None = None, hint: str = ""):
         self.what, self.name = what, name
         prefix = f"{where}: " if where else ""
-        super().__init__(f"{prefix}unknown {what} {name!r}; known: {', '.join(known) or 'none'}")
+        super().__init__(f"{prefix}unknown {what} {name!r}; known: {', '.join(known) or 'none'}"
+                         + (f" ({hint})" if hint else ""))
 
 
 class ContractError(ChunkevalError):

@@ -35,6 +35,12 @@ from .strategies.defaults import default_retrievers
 if TYPE_CHECKING:
     from .evaluate import Evaluation
 
+# A name the settings give that only a conftest file registers is unknown to the commands and
+# to the base revision's side of the gate, neither of which imports conftest files.
+CONFTEST_ONLY = ("a strategy a conftest file registers is known to that pytest run only: name "
+                 "its splitter in `splitters` as MODULE:ATTR to use it in the commands and "
+                 "against a base revision")
+
 
 @dataclass(frozen=True)
 class Case:
@@ -138,12 +144,12 @@ class Session:
             chosen = [n for s in cfg.strategies for n in (self.splitters[s] if ":" in s else [s])]
             chosen = self._resolve(chosen, "strategies")
             return known(dict.fromkeys(chosen), strategies.names(all=True),
-                         cfg.where["strategies"], "strategy")
+                         cfg.where["strategies"], "strategy", CONFTEST_ONLY)
         if cfg.builtin_corpus:
             return strategies.names()
         own = [n for spec in cfg.splitters for n in self.splitters[spec]]
         reference = known(self._resolve(cfg.reference, "reference"), strategies.names(all=True),
-                          cfg.where["reference"], "strategy")
+                          cfg.where["reference"], "strategy", CONFTEST_ONLY)
         return list(dict.fromkeys([*own, *reference]))
 
     @property

@@ -200,7 +200,12 @@ def test_the_built_in_corpora_are_the_ones_the_corpus_stage_defines():
 def test_a_bad_setting_does_not_stop_the_list_of_names_it_got_wrong(project, capsys):
     write(project, 'strategies = ["fixed-401"]\n')
     assert main(["run"]) == 2
-    assert "unknown strategy 'fixed-401'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown strategy 'fixed-401'" in err
+    # a team's strategy registered in conftest.py is the likely cause, and commands cannot
+    # see it: the message says what can
+    assert "conftest file registers is known to that pytest run only" in err
+    assert "MODULE:ATTR" in err
     assert main(["strategies"]) == 0
     assert "fixed-400 " in capsys.readouterr().out
 
