@@ -478,7 +478,7 @@ def test_a_corrupt_baseline_file_is_named_in_a_clear_error(project):
     assert (project.path / BASELINE).read_bytes() == before
     result = run(project, "--update-baselines=replace", only="mywin")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["baselines written: *(1 entries recorded, 1 in the file); "
+    result.stdout.fnmatch_lines(["baselines written: *(1 entry recorded, 1 in the file); "
                                  "the old file was replaced: *not a valid baseline file*"])
 
 

@@ -357,7 +357,7 @@ class UpdateSummary:
     stale: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        parts = [f"{self.recorded} entries recorded"]
+        parts = [f"{self.recorded} {'entry' if self.recorded == 1 else 'entries'} recorded"]
         if self.reasons:
             why = Counter(self.reasons.values())
             parts[0] += " (" + ", ".join(f"{n} {w}" for w, n in sorted(why.items())) + ")"
