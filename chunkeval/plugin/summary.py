@@ -38,6 +38,9 @@ class Summary:
         self.held_back: list[str] = []
         self.failed_tests: set[str] = set()
         self.not_compared: set[str] = set()
+        # failed with no verdict to show: their strategy or retriever failed, or nothing
+        # was there to compare them with; the table's count of cases leaves them out
+        self.unjudged: set[str] = set()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -55,6 +58,8 @@ class Summary:
         """A test's row, problems and failures, from any worker."""
         if report.failed:
             self.failed_tests.add(report.nodeid)
+            if any(name in (HELD_BACK, NOT_COMPARED) for name, _ in report.user_properties):
+                self.unjudged.add(report.nodeid)
         for name, value in report.user_properties:
             if name == NOT_COMPARED:
                 self.not_compared.add(report.nodeid)
@@ -141,11 +146,12 @@ class Summary:
         return Ended(self.rows, self.problems, list(self.state.strategies), config.alpha,
                      config.strict, self.state.session.left_out,
                      self.config.option.verbose > 0, self.error, self.held_back, self.written,
-                     self.stale)
+                     self.stale, len(self.unjudged))
 
     def shown(self) -> bool:
         """Whether the session has anything of chunkeval's to say."""
-        return bool(self.rows or self.written or self.problems or self.error or self.held_back)
+        return bool(self.rows or self.written or self.problems or self.error or self.held_back
+                    or self.unjudged)
 
     def show(self, terminalreporter) -> None:
         # Decided before the report is imported: a project's pytest run with no chunkeval

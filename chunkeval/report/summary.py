@@ -29,6 +29,7 @@ class Ended:
     held_back: list[str] = field(default_factory=list)
     written: str | None = None
     stale: list[str] = field(default_factory=list)
+    unjudged: int = 0  # tests that failed with no verdict (a strategy failed, no baseline)
 
 
 def new_and_gone_lines(against: str, new, gone) -> Iterator[str]:
@@ -83,6 +84,11 @@ def terminal_lines(ended: Ended) -> Iterator[tuple[str, bool]]:
     table = [r for r in rows if "verdicts" in r]
     if table:
         yield format_summary(table, ended.alpha, every_row=ended.every_row), False
+    if ended.unjudged:
+        # the table counts the cases it could judge; these failed before a verdict
+        yield (f"{ended.unjudged} test(s) failed without a verdict, left out of the count "
+               "above: a strategy or retriever failed, or there was nothing to compare with "
+               "(their failures say which)"), True
     for reason in dict.fromkeys(r["not_gated"] for r in rows if "not_gated" in r):
         yield f"not gated: {reason}", False
     if ended.error:
