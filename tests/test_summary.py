@@ -66,6 +66,15 @@ def test_the_job_summary_shows_what_moved_and_folds_the_rest():
     assert "| ok | fixed-100 | bm25 |" in folded and "| ok | fixed-100 |" not in before
 
 
+def test_tests_that_failed_without_a_verdict_head_the_job_summary():
+    # a splitter that raised: every judged case is ok, and the run failed all the same
+    fine = [r for r in ROWS if all(v["status"] == "ok" for v in r["verdicts"])]
+    text = render_summary_markdown(fine, unjudged=7)
+    assert text.startswith("## chunkeval: 7 test(s) failed without a verdict; "
+                           "all 8 gated cases pass\n")
+    assert render_summary_markdown(fine).startswith("## chunkeval: all 8 gated cases pass\n")
+
+
 def test_a_run_where_every_case_is_ok_is_one_line():
     fine = [r for r in ROWS if all(v["status"] == "ok" for v in r["verdicts"])]
     lines = format_summary(fine).splitlines()

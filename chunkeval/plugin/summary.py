@@ -104,12 +104,13 @@ class Summary:
         summary when the job has one (GitHub collects what every step appends)."""
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         shown = ("verdicts", "not_gated", "info")
-        if not any(k in r for r in self.rows for k in shown) or not (
+        if not (self.unjudged or any(k in r for r in self.rows for k in shown)) or not (
                 step or self.state.session.config.markdown):
             return
         from ..report.comparison import render_summary_markdown
 
-        text = render_summary_markdown(self.rows, self.state.session.config.alpha)
+        text = render_summary_markdown(self.rows, self.state.session.config.alpha,
+                                       len(self.unjudged))
         if self.state.session.config.markdown:
             atomic_write(self.state.session.config.markdown, text)
         if step:

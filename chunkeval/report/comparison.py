@@ -62,11 +62,13 @@ def _cell(text) -> str:
     return md_text(text)
 
 
-def render_summary_markdown(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha) -> str:
+def render_summary_markdown(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.alpha,
+                            unjudged: int = 0) -> str:
     """The pytest run's verdict as Markdown for a pull-request comment or a CI job summary:
     the gated comparisons that regressed, then those that improved; one line counting the
     cases that are ok, their rows folded away; then the queries that lost most in each
-    regressed case; then the sets not gated and why."""
+    regressed case; then the sets not gated and why. `unjudged`: the tests that failed with
+    no verdict (a strategy or retriever failed, nothing to compare with), said first."""
     cases = [r for r in rows if "verdicts" in r]
     lines = []
     table = []
@@ -86,7 +88,12 @@ def render_summary_markdown(rows: list[dict], alpha: float = DEFAULT_TOLERANCE.a
              else f"all {len(cases)} gated cases pass" if cases
              else "no regression: the corpus changed, the chunking did not"
              if any("info" in r for r in rows) else "all 0 gated cases pass")
+    if unjudged:
+        title = f"{unjudged} test(s) failed without a verdict; {title}"
     lines += [f"## chunkeval: {title}", ""]
+    if unjudged:
+        lines += ["The failed tests are not in the counts below: a strategy or retriever "
+                  "failed, or there was nothing to compare with; the job's log says which.", ""]
     if (compared := compared_line(rows)):
         lines += [compared[:1].upper() + compared[1:] + ".", ""]
     if corpora:
