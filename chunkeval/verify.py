@@ -6,8 +6,8 @@ Two passes, each reporting every mismatch as one line:
    header line (a hand edit, a file cut short) and the key in that header is its file's name.
    Every embedding shard reads as digests and finite vectors of one width.
 2. A deterministic sample of the configured cases (strategy x retriever x query set, evenly
-   spread over their sorted list) is evaluated twice: through the caches, and with no cache
-   at all. Their numbers and chunks must be equal, and the vectors the embedding cache holds
+   spread over their sorted list, the query sets that gate first) is evaluated twice: through
+   the caches, and with no cache at all. Their numbers and chunks must be equal, and the vectors the embedding cache holds
    for the case's texts must be those the retriever computes now.
 """
 
@@ -68,9 +68,14 @@ def stored_entries(out: Verification) -> None:
 
 
 def sample_cases(session: Session, n: int) -> list[tuple[str, str, str]]:
-    """`n` of the configured (strategy, retriever, query set) cases, evenly spread."""
-    return spread(sorted((s, r, spec) for s in session.strategies for r in session.plan[s]
-                         for spec in session.query_specs()), n)
+    """`n` of the configured (strategy, retriever, query set) cases, evenly spread over the
+    sets that gate first (a stale entry there is one a gate could pass on), then over the
+    others."""
+    cases = sorted((s, r, spec) for s in session.strategies for r in session.plan[s]
+                   for spec in session.query_specs())
+    gating = [c for c in cases if session.power(c[2]).gates]
+    picked = spread(gating, n)
+    return picked + spread([c for c in cases if c not in gating], n - len(picked))
 
 
 def recomputed(session: Session, n: int, out: Verification) -> None:

@@ -288,3 +288,21 @@ def test_an_older_versions_entries_are_outdated_not_damage(docs, tmp_path, monke
     assert store.RESULTS.load("ab" * 32) is None and store.RESULTS.rejected == rejected
     assert main(["cache", "verify", *args, "--sample", "0"]) == 0
     assert "1 of an older format, never served" in capsys.readouterr().out
+
+
+def test_verify_samples_the_sets_that_gate_first():
+    # a default sample of 3 once landed on a four-question set that gates nothing
+    from types import SimpleNamespace
+
+    from chunkeval.verify import sample_cases
+
+    gates = {"faq-headings": False, "section-titles": True}
+    session = SimpleNamespace(
+        strategies=["fixed-400", "split", "structure-400"],
+        plan={s: ["bm25", "lsa"] for s in ("fixed-400", "split", "structure-400")},
+        query_specs=lambda: list(gates),
+        power=lambda spec: SimpleNamespace(gates=gates[spec]))
+    assert {spec for _, _, spec in sample_cases(session, 3)} == {"section-titles"}
+    everything = sample_cases(session, 12)
+    assert len(everything) == 12 and len(set(everything)) == 12
+    assert [spec for _, _, spec in everything[:6]] == ["section-titles"] * 6

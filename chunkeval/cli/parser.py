@@ -205,8 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="info|clear|verify")
     cache_.add_argument("--sample", type=int, default=VERIFIED_CASES, metavar="N",
                         help="verify: the cases (strategy x retriever x query set) evaluated "
-                             f"again without any cache, evenly spread (default: {VERIFIED_CASES}; "
-                             "0: only read the stored entries)")
+                             "again without any cache, evenly spread, the query sets that "
+                             f"gate first (default: {VERIFIED_CASES}; 0: only read the stored "
+                             "entries)")
     config.add_options(cache_, "cache")
 
     init = sub.add_parser("init", help="write a commented [tool.chunkeval] section for the "
