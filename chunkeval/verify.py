@@ -68,14 +68,19 @@ def stored_entries(out: Verification) -> None:
 
 
 def sample_cases(session: Session, n: int) -> list[tuple[str, str, str]]:
-    """`n` of the configured (strategy, retriever, query set) cases, evenly spread over the
-    sets that gate first (a stale entry there is one a gate could pass on), then over the
-    others."""
-    cases = sorted((s, r, spec) for s in session.strategies for r in session.plan[s]
-                   for spec in session.query_specs())
-    gating = [c for c in cases if session.power(c[2]).gates]
-    picked = spread(gating, n)
-    return picked + spread([c for c in cases if c not in gating], n - len(picked))
+    """`n` of the configured (strategy, retriever, query set) cases: from the sets that gate
+    first (a stale entry there is one a gate could pass on), then from the others; shared
+    out over the sets in turn, and evenly spread within each."""
+    specs = session.query_specs()
+    gating = [spec for spec in specs if session.power(spec).gates]
+    picked: list[tuple[str, str, str]] = []
+    for group in (gating, [spec for spec in specs if spec not in gating]):
+        cases = {spec: sorted((s, r, spec) for s in session.strategies
+                              for r in session.plan[s]) for spec in group}
+        left = n - len(picked)
+        for i, spec in enumerate(group):
+            picked += spread(cases[spec], left // len(group) + (i < left % len(group)))
+    return picked
 
 
 def recomputed(session: Session, n: int, out: Verification) -> None:

@@ -306,3 +306,7 @@ def test_verify_samples_the_sets_that_gate_first():
     everything = sample_cases(session, 12)
     assert len(everything) == 12 and len(set(everything)) == 12
     assert [spec for _, _, spec in everything[:6]] == ["section-titles"] * 6
+    # when both gate, a sample of two takes one case of each (evenly spreading the sorted
+    # list took the same set twice)
+    gates["faq-headings"] = True
+    assert {spec for _, _, spec in sample_cases(session, 2)} == set(gates)
