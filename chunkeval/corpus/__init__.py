@@ -10,7 +10,7 @@ project's documents.
 """
 
 from .debian import BUILTIN_CORPORA, DEFAULT_CORPUS, fetch_builtin
-from .sources import FORMATS, MAX_DOCUMENT_MB, escaped, format_of, load_corpus
+from .sources import MAX_DOCUMENT_MB, escaped, format_of, load_corpus
 
-__all__ = ["BUILTIN_CORPORA", "DEFAULT_CORPUS", "FORMATS", "MAX_DOCUMENT_MB", "escaped",
-           "fetch_builtin", "format_of", "load_corpus"]
+__all__ = ["BUILTIN_CORPORA", "DEFAULT_CORPUS", "MAX_DOCUMENT_MB", "escaped", "fetch_builtin",
+           "format_of", "load_corpus"]

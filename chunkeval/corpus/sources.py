@@ -35,14 +35,11 @@ from .html import DEFAULT_DROP, PARSER_VERSION, check_selectors
 from .markdown import TEXT_PARSER_VERSION
 from .optional import LIBRARIES
 from .pdf import PDF_PARSER_VERSION
-from . import readers
-from .readers import READERS, format_of, reader_of
+from .readers import current as readers_in_use, format_of, reader_of
 from .rst import RST_PARSER_VERSION, Project
 from .sites import Site, recognise
 from .word import DOCX_PARSER_VERSION
 
-# The file formats a corpus directory may hold, by suffix.
-FORMATS = {r.name: r.suffixes for r in READERS.items()}
 CACHE_FORMAT = 1
 # A page larger than this (read, or once decompressed) is skipped with a warning: parsing a
 # page and building its query sets take a few tens of times its size in memory
@@ -85,7 +82,7 @@ def library_version(dist: str) -> str | None:
 
 def parser_libraries(formats) -> dict[str, str | None]:
     """The versions of the libraries the `formats` are parsed with (None: not installed)."""
-    known = readers.current()
+    known = readers_in_use()
     names = sorted({d for f in formats if f in known for d in known.get(f).libraries})
     return {name: library_version(name) for name in names}
 
@@ -270,7 +267,7 @@ def _directory_inputs(root: Path, given: str, max_bytes: int = MAX_DOCUMENT_MB *
         problems.insert(0, Problem(escaped(given), site.describe(len(inputs), generated),
                                    kind="site"))
     if not inputs:
-        known = ", ".join("*" + s for r in readers.current().items() for s in r.suffixes)
+        known = ", ".join("*" + s for r in readers_in_use().items() for s in r.suffixes)
         raise CorpusError(f"no HTML, Markdown, text, PDF, Word or reStructuredText files "
                           f"({known}) under {given}"
                           + (f" ({problems[0]})" if problems else ""))
