@@ -3,10 +3,11 @@ and teardown (its process and the child processes it waited for), one JSON line 
 $SUITE_CPU_OUT.<worker>.jsonl. CPU seconds, unlike pytest's --durations, hold still when
 other work shares the machine.
 
-Each process also writes one line of what it spent outside the items: the CPU seconds
-before its first item (start-up, plugins, conftest files, collection), after its last one
-(the session's end, up to pytest_unconfigure), and the wall clock when its last item ended,
-so that suite_time.py can tell how long one xdist worker waited for the other at the end.
+Each process also writes what it spent outside the items into
+$SUITE_CPU_OUT.<worker>.outside.json (a file apart, so that the item lines stay alike): its
+CPU seconds before its first item (start-up, plugins, conftest files, collection) and after
+its last one (the session's end, up to pytest_unconfigure), and the wall clock when its last
+item ended, so that suite_time.py can tell how long one xdist worker waited for the other.
 An xdist controller runs no items: all of its own CPU is outside them (its children, the
 workers, are counted by their own lines)."""
 
@@ -29,10 +30,9 @@ def _cpu(children: bool = True) -> float:
     return used
 
 
-def _write(row: dict) -> None:
+def _out(suffix: str) -> str:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    with open(f"{os.environ['SUITE_CPU_OUT']}.{worker}.jsonl", "a", encoding="utf-8") as f:
-        f.write(json.dumps(row) + "\n")
+    return f"{os.environ['SUITE_CPU_OUT']}.{worker}.{suffix}"
 
 
 class _Process:
@@ -50,7 +50,9 @@ def _timed(phase: str):
         yield
         after = _cpu()
         _Process.last_item_cpu, _Process.last_item_wall = after, time.time()
-        _write({"item": item.nodeid, "phase": phase, "cpu_s": round(after - before, 3)})
+        with open(_out("jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps({"item": item.nodeid, "phase": phase,
+                                "cpu_s": round(after - before, 3)}) + "\n")
     return hook
 
 
@@ -68,5 +70,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         before, after = now, 0.0
     else:
         before, after = _Process.first_item_cpu, now - _Process.last_item_cpu
-    _write({"process": worker, "before_items_s": round(before, 3),
-            "after_items_s": round(after, 3), "last_item_ended": _Process.last_item_wall})
+    with open(_out("outside.json"), "w", encoding="utf-8") as f:
+        json.dump({"process": worker, "before_items_s": round(before, 3),
+                   "after_items_s": round(after, 3),
+                   "last_item_ended": _Process.last_item_wall}, f)

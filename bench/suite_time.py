@@ -46,24 +46,14 @@ def fresh_cache(into: Path) -> Path:
     return into
 
 
-def recorded(out: str) -> tuple[dict[str, float], list[dict]]:
-    """suite_cpu.py's files: the CPU seconds of each item, and each process's line."""
+def item_cpu(out: str) -> tuple[float, list[str]]:
+    """The CPU seconds of all items and the 15 costliest, from suite_cpu.py's files."""
     per_item: dict[str, float] = {}
-    processes = []
-    for path in sorted(glob.glob(f"{out}.*.jsonl")):
+    for path in glob.glob(f"{out}.*.jsonl"):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 row = json.loads(line)
-                if "process" in row:
-                    processes.append(row)
-                else:
-                    per_item[row["item"]] = per_item.get(row["item"], 0.0) + row["cpu_s"]
-    return per_item, processes
-
-
-def item_cpu(out: str) -> tuple[float, list[str]]:
-    """The CPU seconds of all items and the 15 costliest."""
-    per_item, _ = recorded(out)
+                per_item[row["item"]] = per_item.get(row["item"], 0.0) + row["cpu_s"]
     slowest = sorted(per_item.items(), key=lambda kv: -kv[1])[:15]
     return sum(per_item.values()), [f"{cpu:.1f}s {item}" for item, cpu in slowest]
 
@@ -71,7 +61,8 @@ def item_cpu(out: str) -> tuple[float, list[str]]:
 def outside_items(out: str) -> dict:
     """Each process's CPU seconds before its first item and after its last, and how long
     the worker that ran out of items first waited for the last one (the run's tail)."""
-    _, processes = recorded(out)
+    processes = [json.loads(Path(path).read_text(encoding="utf-8"))
+                 for path in sorted(glob.glob(f"{out}.*.outside.json"))]
     ended = [p["last_item_ended"] for p in processes if p["last_item_ended"] is not None]
     return {"outside_items_cpu_s": {p["process"]: [p["before_items_s"], p["after_items_s"]]
                                     for p in processes},
