@@ -6,7 +6,10 @@ Prints one JSON line: wall seconds, the CPU seconds of pytest and its workers, t
 average before and after (the machine may be shared), pytest's exit code, its slowest items
 by wall time, and the 15 items that took most CPU seconds (setup, call and teardown summed,
 by bench/suite_cpu.py: these hold still when other work shares the machine, wall times do
-not). `--warm` runs again on the cache the first run filled.
+not); each process's CPU seconds before its first item and after its last ([before, after];
+"main" is the controller, all of whose own time is outside the items), and the tail: how long
+after one worker's last item the other's ended. `--warm` runs again on the cache the first
+run filled.
 
     python bench/suite_time.py [--warm] [-- PYTEST_ARGS...]
 """
@@ -55,6 +58,17 @@ def item_cpu(out: str) -> tuple[float, list[str]]:
     return sum(per_item.values()), [f"{cpu:.1f}s {item}" for item, cpu in slowest]
 
 
+def outside_items(out: str) -> dict:
+    """Each process's CPU seconds before its first item and after its last, and how long
+    the worker that ran out of items first waited for the last one (the run's tail)."""
+    processes = [json.loads(Path(path).read_text(encoding="utf-8"))
+                 for path in sorted(glob.glob(f"{out}.*.outside.json"))]
+    ended = [p["last_item_ended"] for p in processes if p["last_item_ended"] is not None]
+    return {"outside_items_cpu_s": {p["process"]: [p["before_items_s"], p["after_items_s"]]
+                                    for p in processes},
+            "tail_s": round(max(ended) - min(ended), 1) if len(ended) > 1 else None}
+
+
 def run_suite(cache: Path, args: list[str]) -> dict:
     out = str(cache.parent / f"cpu-{time.time_ns()}")
     # the plugin beside this file, for the workers too; LangSmith's is blocked as tox.ini does
@@ -75,7 +89,7 @@ def run_suite(cache: Path, args: list[str]) -> dict:
     tail = proc.stdout.strip().splitlines()[-1:] or [proc.stderr.strip()[-300:]]
     items_cpu, costliest = item_cpu(out)
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "items_cpu_s": round(items_cpu, 1),
-            "exit": proc.returncode,
+            **outside_items(out), "exit": proc.returncode,
             "load_before": [round(x, 2) for x in before],
             "load_after": [round(x, 2) for x in os.getloadavg()], "summary": tail[0],
             "slowest": [f"{s}s {when} {item}" for s, when, item in slowest],
