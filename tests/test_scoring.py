@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunkeval.scoring import fast
+from chunkeval.scoring import fast, sets
 from chunkeval.scoring import Scores, score
 from chunkeval.model import Chunk, Corpus, Document, Part, Query, QuerySet
 from helpers import one_per_family
@@ -136,7 +136,9 @@ def test_parent_child_rankings_agree():
 @pytest.mark.parametrize("collide", [False, True], ids=["hashes", "colliding-hashes"])
 def test_small_batches_and_colliding_hashes_agree(monkeypatch, collide):
     """A vocabulary merged a few shingles at a time, chunks and pairs looked up a few at a
-    time, and a hash under which different shingles meet (the exact keys take over)."""
+    time, and a hash under which different shingles meet (the exact keys take over); the
+    reference counts every top k's union as it does long chunks', by their intersections."""
+    monkeypatch.setattr(sets, "LONG", 0)
     monkeypatch.setattr(fast, "UNION_BATCH", 5)
     monkeypatch.setattr(fast, "PAIR_BLOCK", 7)
     if collide:

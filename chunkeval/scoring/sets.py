@@ -30,6 +30,7 @@ def _score_sets(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
     """The reference: every chunk's shingles as a set of strings."""
     queries = query_set.queries
     lengths = [length(c.text) for c in handed]
+    common: dict[tuple[int, int], frozenset[str]] = {}  # for _seen
     coverage, budget_cov, curve, doc_hit = (out.coverage, out.budget_coverage, out.curve,
                                             out.doc_hit)
     precision, iou, rr, ndcg, retrieved = out.precision, out.iou, out.rr, out.ndcg, out.retrieved
@@ -62,15 +63,46 @@ def _score_sets(out: Scores, query_set: QuerySet, handed: Sequence[Chunk],
         for b in budgets:
             curve[b][qi] = prefix[taken[b]]
         doc_hit[qi] = any(handed[i].doc_id == q.doc_id for i in top)
-        # Only the union's size is asked for, and long chunks make it the main cost: the
-        # largest set is copied whole (no rehashing) and the others added to the copy, and
-        # |seen | gold| is |seen| plus the gold shingles outside it, not a second union.
-        tops = sorted((shingles_of(i) for i in top), key=len, reverse=True)
-        seen = set(tops[0]) if tops else set()
-        seen.update(*tops[1:])
+        seen, outside = _seen(top, gold, shingles_of, common)
         if seen:
-            precision[qi] = len(found_top) / len(seen)
-            iou[qi] = len(found_top) / (len(seen) + len(gold - seen))
+            precision[qi] = len(found_top) / seen
+            iou[qi] = len(found_top) / (seen + outside)
         used = max(len(top), taken[budget])  # the curve's larger budgets are not listed
         retrieved.append([(handed[i].doc_id, handed[i].start, handed[i].end, lengths[i])
                           for i in row[:used]])
+
+
+LONG = 20_000  # shingles in the top chunks together, from which _seen counts without a union
+
+
+def _seen(top: list[int], gold: frozenset[str], shingles_of: Callable[[int], frozenset[str]],
+          common: dict[tuple[int, int], frozenset[str]]) -> tuple[int, int]:
+    """How many shingles the top chunks hold between them, and how many gold shingles are
+    in none of them (|seen | gold| - |seen|).
+
+    Only the sizes are asked for. Short chunks' sets are united: the largest copied whole
+    (no rehashing), the others added to the copy. Long chunks (whole sections) make the
+    union the main cost, so it is not built: each chunk adds its shingles less those the
+    chunks above it hold, which is the union of its intersections with each of them, small
+    sets taken once per pair of chunks (`common`, by their indices) however many queries
+    return both."""
+    sets = [shingles_of(i) for i in top]
+    if sum(map(len, sets)) < LONG:
+        sets.sort(key=len, reverse=True)
+        seen = set(sets[0]) if sets else set()
+        seen.update(*sets[1:])
+        return len(seen), len(gold - seen)
+    size = 0
+    top = list(dict.fromkeys(top))  # a chunk ranked twice counts once
+    for j, i in enumerate(top):
+        size += len(shingles_of(i))
+        held = []
+        for h in top[:j]:
+            pair = (h, i) if h < i else (i, h)
+            if pair not in common:
+                common[pair] = shingles_of(i) & shingles_of(h)
+            if common[pair]:
+                held.append(common[pair])
+        if held:
+            size -= len(held[0]) if len(held) == 1 else len(frozenset().union(*held))
+    return size, len(gold) - len(frozenset().union(*(gold & s for s in sets)))
