@@ -47,17 +47,21 @@ class BM25Index(Batched):
         q = self.bigrams.counts(queries)  # repeated 2-grams count each time
         w = self.weights
         out = np.zeros((len(queries), self.n), dtype=np.float32)
+        # Only the query's own rows of the weights: the work is their nonzeros. (A sparse
+        # product q @ weights does the same sums but builds a sparse result almost as dense as
+        # the scores, in two passes, which was slower; slicing the weights per query costs
+        # more in scipy's bookkeeping than in the sums.)
+        first, sizes = w.indptr[q.indices], np.diff(w.indptr)[q.indices]
         for i in range(len(queries)):
-            row = out[i]
-            # Only the query's own rows of the weights: the work is their nonzeros. (A
-            # sparse product q @ weights does the same sums but builds a sparse result
-            # almost as dense as the scores, in two passes, which was slower; slicing the
-            # weights per query costs more in scipy's bookkeeping than in the sums.)
-            # float32 sums in term order, as weights[terms].T @ counts adds them.
-            for term, count in zip(q.indices[q.indptr[i]:q.indptr[i + 1]].tolist(),
-                                   q.data[q.indptr[i]:q.indptr[i + 1]]):
-                lo, hi = w.indptr[term], w.indptr[term + 1]
-                row[w.indices[lo:hi]] += w.data[lo:hi] * count
+            lo, hi = q.indptr[i], q.indptr[i + 1]
+            if lo == hi:
+                continue
+            # the query's rows end to end; np.add.at adds in that order, so every score sums
+            # its float32 terms in term order, as weights[terms].T @ counts adds them
+            size = sizes[lo:hi]
+            at = np.arange(int(size.sum())) + np.repeat(first[lo:hi] - np.cumsum(size) + size,
+                                                        size)
+            np.add.at(out[i], w.indices[at], w.data[at] * np.repeat(q.data[lo:hi], size))
         return out
 
 
