@@ -85,10 +85,10 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         cand = np.nonzero(chosen)[1].reshape(n_rows, take)
     else:
         cand = np.broadcast_to(np.arange(n), (n_rows, n))
-    rows = np.repeat(np.arange(n_rows), take)
-    flat = cand.ravel()
-    order = np.lexsort((flat, -scores[rows, flat], rows))
-    out[:, :take] = flat[order].reshape(n_rows, take)
+    # Each row's candidates come in id order, so a stable sort of the row by score puts
+    # equal scores' lower ids first: one sort of k per row, not a lexsort of them all.
+    ranked = np.argsort(-scores[np.arange(n_rows)[:, None], cand], axis=1, kind="stable")
+    out[:, :take] = np.take_along_axis(cand, ranked, axis=1)
     return out
 
 

@@ -2,10 +2,11 @@
 
 Shingles become integer ids, one vocabulary per corpus view: a chunk's shingles are the ids
 of the windows of its whitespace-free text, and "gold shingle g is in the chunk" becomes "g's
-id is among the chunk's". Only the vocabulary is kept, not where each shingle occurs, so
-that what a view costs in memory is a small multiple of its distinct shingles. A shingle
-the view never holds (in rewritten text, a chunk shorter than a shingle, a document outside
-the view) stays a string.
+id is among the chunk's". The view keeps its vocabulary and each document's ids window by
+window (4 bytes a character; a chunk that is a slice of its document takes its ids from
+there), not where each gold shingle occurs, so that what a view costs in memory is a small
+multiple of its text. A shingle the view never holds (in rewritten text, a chunk shorter
+than a shingle, a document outside the view) stays a string.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 from ..model import Chunk, QuerySet
 from ..outside import Length
 from .scores import Scores
-from .shingling import SHINGLE, _code_points, gold_shingles
+from .shingling import SHINGLE, _code_points, _whitespace, gold_shingles
 
 # Shingles looked up at once when scoring a ranking, and shingles a view's vocabulary takes
 # in at once: they bound the memory of those steps.
@@ -104,7 +105,12 @@ class _ViewIndex:
         self.hash = _union((_hash(self.rows(b)) for b in bare), np.uint64)
         self.vocab = np.zeros(len(self.hash), dtype=key)  # each hash's shingle
         have = np.zeros(len(self.hash), dtype=bool)
-        for b in bare:
+        # Each document's ids, window by window (4 bytes a character, int32 below 2**31
+        # shingles): every strategy's chunks of the view are, as a rule, slices of its
+        # documents, and slicing these is cheaper than looking each chunk's shingles up.
+        self.ids_of: list[np.ndarray | None] = [None] * len(bare)
+        small = len(self.hash) < 1 << 31
+        for number, b in enumerate(bare):
             rows = self.rows(b)
             ids, keys = _search(self.hash, _hash(rows)), _as_keys(rows)
             new = ~have[ids]
@@ -113,7 +119,20 @@ class _ViewIndex:
             if not (self.vocab[ids] == keys).all():  # two shingles share a hash
                 self.hash = None
                 self.vocab = _union((_as_keys(self.rows(b)) for b in bare), key)
+                self.ids_of = [None] * len(bare)  # looked up when asked
                 break
+            self.ids_of[number] = ids.astype(np.int32) if small else ids
+        self._spaces: dict[int, np.ndarray] = {}
+
+    def document_ids(self, number: int, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """View document `number`'s shingle ids, window by window of its whitespace-free
+        text (`text` is its text), and the offsets of its whitespace characters."""
+        if number not in self._spaces:
+            space = np.isin(_code_points(text), _whitespace())
+            if self.ids_of[number] is None:
+                self.ids_of[number] = self.lookup(self.rows("".join(text.split())))
+            self._spaces[number] = np.flatnonzero(space)
+        return self.ids_of[number], self._spaces[number]
 
     def rows(self, bare: str) -> np.ndarray:
         """The shingles of a whitespace-free text, as rows of n codes."""
@@ -189,8 +208,45 @@ class _Handed:
 
     def fill(self, index: _ViewIndex, handed: Sequence[Chunk], chunks: Iterable[int]) -> None:
         """Work out the shingles of the chunks not seen yet, many at once: chunk by chunk,
-        numpy's calls cost more than their work."""
+        numpy's calls cost more than their work. A chunk that is the slice of its view
+        document's text at its span takes its ids from the document's (`document_ids`); the
+        others are looked up."""
         todo = [i for i in dict.fromkeys(chunks) if i not in self.shingles]
+        documents = getattr(self.view, "documents", ())
+        sliced, looked_up = {}, []
+        for i in todo:
+            c = handed[i]
+            number = index.number.get(c.doc_id)
+            text = documents[number].text if number is not None else None
+            if text is not None and 0 <= c.start and text[c.start:c.end] == c.text:
+                ids, space = index.document_ids(number, text)
+                # offsets in the whitespace-free text: less the whitespace before them
+                lo, hi = (c.start - int(np.searchsorted(space, c.start)),
+                          c.end - int(np.searchsorted(space, c.end)))
+                if hi - lo >= index.n:  # a chunk shorter than a shingle is a string
+                    sliced[i] = ids[lo:hi - index.n + 1]
+                    continue
+            looked_up.append(i)
+        self._fill_sliced(index, sliced)
+        self._fill_looked_up(index, handed, looked_up)
+
+    def _fill_sliced(self, index: _ViewIndex, sliced: dict[int, np.ndarray]) -> None:
+        """Each chunk's distinct ids, sorted, from the windows of its document it covers (the
+        view holds every one of them)."""
+        v = max(len(index.vocab), 1)
+        todo = list(sliced)
+        for lo, hi in _blocks([len(sliced[i]) for i in todo], PAIR_BLOCK):
+            parts = [sliced[i] for i in todo[lo:hi]]
+            owner = np.repeat(np.arange(hi - lo, dtype=np.int64), [len(p) for p in parts])
+            key = _distinct(owner * v + np.concatenate(parts))
+            split = np.searchsorted(key, np.arange(1, hi - lo) * v)
+            for i, part in zip(todo[lo:hi], np.split((key % v).astype(np.int32), split)):
+                self.shingles[i] = (part, frozenset())
+
+    def _fill_looked_up(self, index: _ViewIndex, handed: Sequence[Chunk],
+                        todo: list[int]) -> None:
+        """Each chunk's distinct ids, sorted, by looking its shingles up, and the shingle
+        strings the view lacks."""
         n, v = index.n, max(len(index.vocab), 1)
         bares = ["".join(handed[i].text.split()) for i in todo]
         sizes = [max(len(b) - n + 1, 0) for b in bares]
