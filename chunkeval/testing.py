@@ -26,11 +26,14 @@ JAPANESE = "あいうえおかきくけこさしすせそアイウエオパッ�
 ENGLISH = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,:;()-_/<>&\"'"
 SAFE = JAPANESE + ENGLISH + "|*#$%="
 
-# A document is a few hundred draws, and the engine spends tens of microseconds on each to
-# record, replay and mutate it, whatever it draws: a property test costs what its documents
-# have draws. So a word and the separator before it are one pick of `integers` (uniform over
-# the pairs, as the `one_of` and `sampled_from` it replaces were over each), a cell drops
-# its spaces in the row that draws it, and every strategy is built once, here.
+# A document is a hundred-odd draws, and the engine spends tens of microseconds on each to
+# record, replay and mutate it (and on each strategy it enters), whatever it draws: a
+# property test costs what its documents have draws. So the picks of a list (for each word
+# of a line, which separator goes before it and which kind of word it is; each pre line's
+# kind; each block's kind) are one string of pick characters, uniform over the picks as the
+# `integers` they replace, and how many rows or lines a list has is the length of one string
+# (the engine sizes a string as it sizes a list); a cell drops its spaces in the row that
+# draws it, and every strategy is built once, here.
 WORD_KINDS = (
     st.text(alphabet=ENGLISH, min_size=1, max_size=12),
     st.text(alphabet=JAPANESE, min_size=1, max_size=30),
@@ -39,34 +42,46 @@ WORD_KINDS = (
 )
 SEPARATORS = (" ", "", "。", "、")
 words = st.one_of(WORD_KINDS)
-_word_and_separator = st.integers(0, len(SEPARATORS) * len(WORD_KINDS) - 1)
+# pick i: SEPARATORS[i // 4] before a word of WORD_KINDS[i % 4]
+_WORD_PICKS = "0123456789abcdef"[:len(SEPARATORS) * len(WORD_KINDS)]
 
 
 @st.composite
-def _word_after(draw):
-    """(the separator before it, a word)"""
-    sep, kind = divmod(draw(_word_and_separator), len(WORD_KINDS))
-    return SEPARATORS[sep], draw(WORD_KINDS[kind])
+def _line(draw, picks):
+    out = []
+    for i, pick in enumerate(draw(picks)):
+        sep, kind = divmod(_WORD_PICKS.index(pick), len(WORD_KINDS))
+        out.append((SEPARATORS[sep] if i else "") + draw(WORD_KINDS[kind]))
+    return "".join(out)
 
 
-_words_after = _word_after()
-
-
-def _joined(pairs):
-    return pairs[0][1] + "".join(sep + w for sep, w in pairs[1:])
+_lines: dict[int, st.SearchStrategy[str]] = {}
 
 
 def lines(max_words=12):
-    return st.lists(_words_after, min_size=1, max_size=max_words).map(_joined)
+    """1 to `max_words` words, each after a separator (but the first)."""
+    if max_words not in _lines:
+        _lines[max_words] = _line(st.text(alphabet=_WORD_PICKS, min_size=1, max_size=max_words))
+    return _lines[max_words]
 
 
-paragraphs = st.lists(lines(), min_size=1, max_size=4).map("\n".join)
-headings = lines(max_words=4)
-definitions = st.lists(lines(max_words=5), min_size=2, max_size=6).map("\n".join)
-_cell_text = st.text(alphabet=SAFE + " ", min_size=1, max_size=60)
+def _count(min_size, max_size):
+    """How many elements a list gets, as one draw: a string of one repeated character, which
+    the engine sizes as it sizes a list."""
+    return st.text(alphabet="n", min_size=min_size, max_size=max_size)
 
 
 @st.composite
+def _joined_lines(draw, line, count):
+    return "\n".join(draw(line) for _ in draw(count))
+
+
+paragraphs = _joined_lines(lines(), _count(1, 4))
+headings = lines(max_words=4)
+definitions = _joined_lines(lines(max_words=5), _count(2, 6))
+_cell_text = st.text(alphabet=SAFE + " ", min_size=1, max_size=60)
+
+
 def _row(draw, cols):
     """`cols` cells, none empty once stripped of spaces (three tries, as .filter(bool))."""
     cells = []
@@ -81,13 +96,13 @@ def _row(draw, cols):
     return " | ".join(cells)
 
 
-_rows = [_row(cols) for cols in range(1, 5)]
+_row_count = _count(1, 30)
 
 
 @st.composite
 def tables(draw):
     cols = draw(st.integers(1, 4))
-    rows = draw(st.lists(_rows[cols - 1], min_size=1, max_size=30))
+    rows = [_row(draw, cols) for _ in draw(_row_count)]
     if draw(st.booleans()):
         rows.append(draw(words) * 3)  # one row longer than most limits
     header_rows = draw(st.integers(0, min(2, len(rows))))
@@ -95,23 +110,21 @@ def tables(draw):
 
 
 _tables = tables()
-_pre_line_kind = st.integers(0, 2)
 _pre_words = lines(max_words=8)
 
 
 @st.composite
-def _pre_line(draw):
-    """A blank line, an indented one or a flush one."""
-    kind = draw(_pre_line_kind)
-    return "" if kind == 0 else ("    " if kind == 1 else "") + draw(_pre_words)
+def _pre_lines(draw, kinds=st.text(alphabet="012", min_size=1, max_size=40)):
+    """Lines, each blank (0), indented (1) or flush (2)."""
+    return "\n".join("" if k == "0" else ("    " if k == "1" else "") + draw(_pre_words)
+                     for k in draw(kinds))
 
 
-pre_texts = st.lists(_pre_line(), min_size=1, max_size=40).map("\n".join).filter(
-    lambda s: s.strip())
+pre_texts = _pre_lines().filter(lambda s: s.strip())
 
 KINDS = ("heading2", "heading3", "paragraph", "paragraph", "item",
          "table", "pre", "dl", "other", "heading4")
-_kinds = st.lists(st.integers(0, len(KINDS) - 1), max_size=25)
+_kinds = st.text(alphabet="0123456789"[:len(KINDS)], max_size=25)  # a pick per block
 _titles = st.text(alphabet=JAPANESE + ENGLISH, min_size=1, max_size=20)
 
 
@@ -122,7 +135,7 @@ def documents(draw):
     parts = []
     if draw(st.booleans()):
         parts.append(Part("heading1", title, (title, "", "")))
-    for kind in (KINDS[i] for i in draw(_kinds)):
+    for kind in (KINDS[int(i)] for i in draw(_kinds)):
         if kind in ("heading2", "heading3"):
             text = draw(headings)
             if kind == "heading2":

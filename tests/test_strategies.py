@@ -140,7 +140,7 @@ def test_character_windows_are_the_merge_of_one_character_pieces(text, size, sha
     overlap = int(size * share)
     pieces = [(i, i + 1) for i in range(len(text))]
     assert _char_windows(text, (0, len(text)), size, overlap) == \
-        (_merge(text, pieces, size, overlap) if pieces else [])
+        (_merge(text, pieces, [1] * len(pieces), size, overlap) if pieces else [])
 
 
 def test_recursive_separators_follow_the_script():

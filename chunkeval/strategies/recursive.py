@@ -64,12 +64,15 @@ def stripped(text: str, start: int, end: int) -> Span | None:
     return start + lead, start + lead + len(core)
 
 
-def _measure(text: str, span: Span, length: Length | None) -> int:
-    return span[1] - span[0] if length is None else length(text[span[0]:span[1]])
+def _measured(text: str, pieces: list[Span], length: Length | None) -> list[int]:
+    if length is None:
+        return [e - s for s, e in pieces]
+    return [length(text[s:e]) for s, e in pieces]
 
 
-def _merge(text: str, pieces: list[Span], size: int, overlap: int,
+def _merge(text: str, pieces: list[Span], measures: list[int], size: int, overlap: int,
            length: Length | None = None) -> list[Span]:
+    """`measures`: each piece's size, measured once by the caller."""
     # LangChain counts the separator it joins with ("" for keep_separator="end") too
     sep = 0 if length is None else length("")
     out: list[Span] = []
@@ -78,9 +81,8 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int,
     current: deque[Span] = deque()
     sizes: deque[int] = deque()
     total = 0
-    for piece in pieces:
-        n = _measure(text, piece, length)
-        if total + n + (sep if current else 0) > size and current:
+    for piece, n in zip(pieces, measures):
+        if current and total + n + sep > size:
             joined = stripped(text, current[0][0], current[-1][1])
             if joined:
                 out.append(joined)
@@ -133,19 +135,22 @@ def tracked_spans(text: str, size: int, overlap: int = 0, span: Span | None = No
         return _char_windows(text, span, size, overlap)
     out: list[Span] = []
     good: list[Span] = []
-    for piece in _pieces(text, span, sep):
-        if _measure(text, piece, length) < size:
+    measures: list[int] = []  # of the good pieces
+    pieces = _pieces(text, span, sep)
+    for piece, n in zip(pieces, _measured(text, pieces, length)):
+        if n < size:
             good.append(piece)
+            measures.append(n)
             continue
         if good:
-            out += _merge(text, good, size, overlap, length)
-            good = []
+            out += _merge(text, good, measures, size, overlap, length)
+            good, measures = [], []
         if rest:
             out += tracked_spans(text, size, overlap, piece, rest, length)
         else:
             out.append(piece)  # LangChain keeps such a piece as it is, unstripped
     if good:
-        out += _merge(text, good, size, overlap, length)
+        out += _merge(text, good, measures, size, overlap, length)
     return out
 
 
