@@ -318,6 +318,9 @@ def probe_in_browser(page: str, probe: str, tmp_path: Path, *flags: str):
 # to do in the suite's own pytest runs, and importing it costs about 0.5 s of CPU in each
 # process: the inner runs below block it, as tox.ini does for the suite's own.
 NO_LANGSMITH = ("-p", "no:langsmith_plugin")
+# What a pytest run in this process (pytester's runpytest_inprocess) adds: its config would
+# mark chunkeval's plugin, imported already, for assertion rewriting again, and warn.
+INNER = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
 
 def import_what_inner_runs_import() -> None:
     """Import now what an in-process pytest run of a project imports as it goes. pytester

@@ -5,22 +5,22 @@ the branch's code against main's on the branch's documents.
 
 The current side runs in this process (pytester); the base side is a child process, as it
 always is. The repository and its baselines are made once for the module (recorded by a
-child process) and copied for each test, with the cache the recording filled.
+session in this process) and copied for each test, with the cache the recording filled.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
-import chunkeval
 from chunkeval import cli, strategies
 from chunkeval.cli.init import EXAMPLE_SPLITTER
 from chunkeval.errors import EXIT_NOT_COMPARED, BaselineError
@@ -79,8 +79,9 @@ NOT_PASSED = ("CI", "PYTEST_ADDOPTS", "GITHUB_STEP_SUMMARY")
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """main: 40 pages, their questions, the team's splitter (size 800), and its baselines,
-    recorded once for the module in `made/repo`, with the cache that run filled in
-    `made/cache`: each test gets its own copy of both (`repo`)."""
+    recorded once for the module in `made/repo` (`pytest --update-baselines` there), with
+    the cache that run filled in `made/cache`: each test gets its own copy of both
+    (`repo`)."""
     made = tmp_path_factory.mktemp("team")
     root = made / "repo"
     docs = root / "docs"
@@ -94,13 +95,22 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(root, "config", "user.name", "team")
     git(root, "add", ".")
     git(root, "commit", "-qm", "docs and splitter")
-    # a child process: an inner run here would register the team's splitter in this one
-    env = {k: v for k, v in os.environ.items() if k not in NOT_PASSED} | {
-        "CHUNKEVAL_CACHE": str(made / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(Path(chunkeval.__file__).resolve().parents[1])}
-    done = subprocess.run([sys.executable, "-m", "pytest", *GATE, "--update-baselines"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    # a session of its own in this process, as pytester's inner runs are: what it imported
+    # (the team's module) is dropped after it, and the registries are the session's own
+    with pytest.MonkeyPatch.context() as monkeypatch, redirect_stdout(io.StringIO()) as out:
+        monkeypatch.chdir(root)
+        monkeypatch.setenv("CHUNKEVAL_CACHE", str(made / "cache"))
+        monkeypatch.setattr(sys, "dont_write_bytecode", True)
+        for name in NOT_PASSED:
+            monkeypatch.delenv(name, raising=False)
+        imported = set(sys.modules)
+        try:
+            status = pytest.main([*GATE, "--update-baselines", "--basetemp",
+                                  str(made / "basetemp")])
+        finally:
+            for name in set(sys.modules) - imported:
+                del sys.modules[name]
+    assert status == 0, out.getvalue()
     git(root, "add", "baselines")
     git(root, "commit", "-qm", "baselines")
     return made

@@ -14,7 +14,9 @@ from chunkeval.evaluate import Evaluation
 from chunkeval.model import Chunk
 from chunkeval.results import Results
 from chunkeval.retrieval import embedding
-from helpers import NO_LANGSMITH, tiny_corpus
+from helpers import INNER, NO_LANGSMITH, import_what_inner_runs_import, tiny_corpus
+
+import_what_inner_runs_import()
 
 pytest_plugins = ["pytester"]
 
@@ -72,7 +74,7 @@ def test_a_failing_splitter_is_never_recorded_as_a_baseline(project, pytester):
         '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["section-titles"]\n'
         'splitters = ["mysplit:shouting"]\nreference = ["fixed-400"]\nretrievers = ["bm25"]\n',
         encoding="utf-8")
-    result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
+    result = pytester.runpytest_inprocess(*INNER, "--update-baselines", "-p", "no:cacheprovider",
                                            "-p", "no:randomly", *NO_LANGSMITH,
                                            str(project / "pyproject.toml"))
     assert result.ret == 1
@@ -90,7 +92,7 @@ def test_a_query_set_with_no_questions_fails_its_cases_in_one_line(project, pyte
     (project / "pyproject.toml").write_text(
         '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["faq-qa"]\n'
         'reference = ["fixed-400"]\nretrievers = ["bm25"]\n', encoding="utf-8")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+    result = pytester.runpytest_inprocess(*INNER, "-p", "no:cacheprovider", "-p", "no:randomly",
                                            *NO_LANGSMITH,
                                            str(project / "pyproject.toml"))
     assert result.ret == 1
@@ -106,7 +108,7 @@ def test_a_failing_retriever_holds_back_its_own_baselines_only(project, pytester
     (project / "pyproject.toml").write_text(
         '[tool.chunkeval]\ncorpus = "docs"\nquery_sets = ["section-titles"]\n'
         'reference = ["fixed-400"]\nretrievers = ["bm25", "myret:down"]\n', encoding="utf-8")
-    result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
+    result = pytester.runpytest_inprocess(*INNER, "--update-baselines", "-p", "no:cacheprovider",
                                            "-p", "no:randomly", *NO_LANGSMITH,
                                            str(project / "pyproject.toml"))
     assert result.ret == 1

@@ -246,10 +246,11 @@ def test_under_xdist_the_tests_of_one_strategy_share_a_worker_and_record_the_sam
         project):
     # Its chunks and indexes are then built by one worker only. pytest 9.2 ignores the node
     # id suffix by which xdist's own loadgroup passes groups, which split them round-robin.
-    # Serially and under -n 2, with no cache (each computes every number), the baselines are
-    # the same bytes: no score that enters a ranking depends on threads or processes.
+    # Serially (in this process) and under -n 2, with no cache (each computes every number),
+    # the baselines are the same bytes: no score that enters a ranking depends on threads or
+    # processes.
     retrievers = ("--chunkeval-retrievers", "bm25,lsa,hybrid", "--chunkeval-no-cache")
-    serial = run(project, *retrievers, "--update-baselines", subprocess=True)
+    serial = run(project, *retrievers, "--update-baselines")
     assert serial.ret == 0, serial.stdout.str()
     recorded = (project.path / BASELINE).read_bytes()
     (project.path / BASELINE).unlink()

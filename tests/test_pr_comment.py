@@ -3,18 +3,21 @@ comment endpoints it calls (list, create, update), as GitHub's REST API answers 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 import threading
+from contextlib import redirect_stderr
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 import chunkeval
+from chunkeval import pr_comment
 from chunkeval.errors import EXIT_NOT_COMPARED
 from chunkeval.pr_comment import MARKER
 
@@ -100,15 +103,25 @@ def event(tmp_path: Path, head: str = REPO) -> Path:
 
 
 def comment(github: FakeGitHub, tmp_path: Path, verdict: str, code: int, *,
-            head: str = REPO, base: str = "main") -> subprocess.CompletedProcess:
+            head: str = REPO, base: str = "main",
+            process: bool = False) -> subprocess.CompletedProcess:
+    """The script on `verdict` with the Action's environment: its exit code and stderr. It
+    runs in this process (its `main`), or with `process` as the Action runs it, `python -m
+    chunkeval.pr_comment`."""
     verdict_file = tmp_path / "verdict.md"
     verdict_file.write_text(verdict, encoding="utf-8")
-    env = {**os.environ, "GITHUB_API_URL": github.url, "GITHUB_REPOSITORY": REPO,
-           "GITHUB_TOKEN": "t0ken", "GITHUB_EVENT_PATH": str(event(tmp_path, head)),
-           "PYTHONPATH": str(Path(chunkeval.__file__).resolve().parent.parent)}
-    return subprocess.run([sys.executable, "-m", "chunkeval.pr_comment", "--verdict",
-                           str(verdict_file), "--exit-code", str(code), "--base", base],
-                          env=env, capture_output=True, text=True, timeout=60)
+    env = {"GITHUB_API_URL": github.url, "GITHUB_REPOSITORY": REPO, "GITHUB_TOKEN": "t0ken",
+           "GITHUB_EVENT_PATH": str(event(tmp_path, head))}
+    args = ["--verdict", str(verdict_file), "--exit-code", str(code), "--base", base]
+    if process:
+        env["PYTHONPATH"] = str(Path(chunkeval.__file__).resolve().parent.parent)
+        return subprocess.run([sys.executable, "-m", "chunkeval.pr_comment", *args],
+                              env=os.environ | env, capture_output=True, text=True, timeout=60)
+    with pytest.MonkeyPatch.context() as monkeypatch, redirect_stderr(io.StringIO()) as err:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        status = pr_comment.main(args)
+    return subprocess.CompletedProcess(args, status, "", err.getvalue())
 
 
 def ours(github: FakeGitHub) -> list[dict]:
@@ -151,7 +164,7 @@ def test_a_refused_request_is_one_line_and_the_gate_decides_the_exit(github, tmp
                                         (EXIT_NOT_COMPARED, "no comparison could be made"),
                                         (4, "could not run")])
 def test_the_exit_code_is_passed_through(github, tmp_path, code, said):
-    result = comment(github, tmp_path, "verdict\n", code)
+    result = comment(github, tmp_path, "verdict\n", code, process=True)
     assert result.returncode == code
     assert said in ours(github)[0]["body"]
 

@@ -9,9 +9,11 @@ import zipfile
 
 import pytest
 from documents import manual_docx
-from helpers import NO_LANGSMITH
+from helpers import INNER, NO_LANGSMITH, import_what_inner_runs_import
 
 from chunkeval.corpus import load_corpus
+
+import_what_inner_runs_import()
 
 pytest_plugins = ["pytester"]
 
@@ -65,7 +67,7 @@ def test_update_baselines_into_an_unwritable_folder_prints_one_line(docs, pytest
         f'[tool.chunkeval]\ncorpus = "{docs}"\nquery_sets = ["section-titles"]\n'
         'reference = ["fixed-400"]\nretrievers = ["bm25"]\nbaselines = "blocker/baselines"\n',
         encoding="utf-8")
-    result = pytester.runpytest_subprocess("--update-baselines", "-p", "no:cacheprovider",
+    result = pytester.runpytest_inprocess(*INNER, "--update-baselines", "-p", "no:cacheprovider",
                                            "-p", "no:randomly", *NO_LANGSMITH,
                                            "pyproject.toml")
     assert result.ret == 1
@@ -98,7 +100,7 @@ def test_a_bad_analyzer_names_the_file_and_is_one_configuration_error(docs, pyte
         f'[tool.chunkeval]\ncorpus = "{docs}"\nquery_sets = ["section-titles"]\n'
         'reference = ["fixed-400"]\nretrievers = ["bm25"]\nanalyzer = "words"\n',
         encoding="utf-8")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+    result = pytester.runpytest_inprocess(*INNER, "-p", "no:cacheprovider", "-p", "no:randomly",
                                            *NO_LANGSMITH,
                                            "pyproject.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

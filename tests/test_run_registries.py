@@ -20,7 +20,7 @@ from chunkeval.retrieval import registry as retriever_registry
 from chunkeval.retrieval.registry import Retriever
 from chunkeval.strategies import families
 from chunkeval.strategies import registry as strategy_registry
-from helpers import corpus_pages, project_toml, tiny_corpus
+from helpers import NO_LANGSMITH, corpus_pages, project_toml, tiny_corpus
 
 pytest_plugins = ["pytester"]
 
@@ -78,7 +78,7 @@ def run_session(pytester: pytest.Pytester, tests: str, passed: int = 1, **chunke
     (pytester.path / "pyproject.toml").write_text(project_toml("team", **chunkeval),
                                                   encoding="utf-8")
     pytester.makepyfile(test_names=tests)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "test_names.py")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *NO_LANGSMITH, "test_names.py")
     result.assert_outcomes(passed=passed)
 
 

@@ -12,7 +12,9 @@ import pytest
 
 from chunkeval.cli import main
 from chunkeval.gate.power import MIN_DETECTABLE, set_power, smallest_drop
-from helpers import NO_LANGSMITH
+from helpers import INNER, NO_LANGSMITH, import_what_inner_runs_import
+
+import_what_inner_runs_import()
 
 pytest_plugins = ["pytester"]
 
@@ -55,8 +57,8 @@ def test_the_smallest_caught_drop_follows_size_and_spread():
 def test_a_four_question_set_is_reported_not_gated(project, pytester, capsys, monkeypatch):
     args = ["-p", "no:cacheprovider", "-p", "no:randomly", *NO_LANGSMITH,
             str(project / "pyproject.toml")]
-    assert pytester.runpytest_subprocess("--update-baselines", *args).ret == 0
-    result = pytester.runpytest_subprocess(*args, "-rs")
+    assert pytester.runpytest_inprocess(*INNER, "--update-baselines", *args).ret == 0
+    result = pytester.runpytest_inprocess(*INNER, *args, "-rs")
     assert result.ret == 0
     out = result.stdout.str()
     outcomes = result.parseoutcomes()

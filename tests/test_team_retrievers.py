@@ -9,19 +9,20 @@ titles that no short sample of the corpus (headings, the middles of pages) holds
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import chunkeval
 from chunkeval import store, retrieval
 from chunkeval.cli import main
 
-from helpers import ADJ, NO_LANGSMITH, corpus_pages, project_toml
+from helpers import ADJ, NO_LANGSMITH, corpus_pages, import_what_inner_runs_import, project_toml
+
+import_what_inner_runs_import()
+
+pytest_plugins = ["pytester"]
 
 TEAMRET = '''\
 """The team's retrievers: a word-hashing embedder that clips its input to $RET_MAX_CHARS (a
@@ -109,17 +110,57 @@ def change(root: Path, what: str, monkeypatch) -> None:
         (root / "stop.txt").write_text(" ".join(UNSAMPLED), encoding="utf-8")
 
 
-@pytest.fixture
-def team(tmp_path, cache_dir, monkeypatch):
+def as_a_team_runs(monkeypatch, root: Path, cache: Path) -> None:
+    """In the team's folder, on `cache`, with the input limit unset and no notice given yet."""
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.delenv("RET_MAX_CHARS", raising=False)
     monkeypatch.setattr(store.files, "SAID", set())
-    root = write_team(tmp_path / "team")
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(cache))
     monkeypatch.chdir(root)
-    yield root
+
+
+def forget_the_team() -> None:
     sys.modules.pop("teamret", None)
     for name in NAMES:
         retrieval.unregister(name)
+
+
+@pytest.fixture
+def team(tmp_path, cache_dir, monkeypatch):
+    root = write_team(tmp_path / "team")
+    as_a_team_runs(monkeypatch, root, cache_dir)
+    yield root
+    forget_the_team()
+
+
+@pytest.fixture(scope="module")
+def run_twice(tmp_path_factory):
+    """The team's project run twice on an empty cache, once for the module: the first run's
+    numbers, and the folder and cache both runs left, kept aside to be put back."""
+    made = tmp_path_factory.mktemp("team-run-twice")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        as_a_team_runs(monkeypatch, write_team(made / "team"), made / "cache")
+        try:
+            before = numbers("before")
+            assert not any(reused for _, reused in numbers("again").values())  # run, not remembered
+        finally:
+            forget_the_team()
+    for name in ("team", "cache"):
+        shutil.copytree(made / name, made / f"{name}-kept", symlinks=True)
+    return made, before
+
+
+@pytest.fixture
+def ran_twice(run_twice, monkeypatch):
+    """`team` after two runs: the two runs' folder and cache put back where they ran (the
+    cache's entries stay those of that folder), and the first run's numbers."""
+    made, before = run_twice
+    for name in ("team", "cache"):
+        shutil.rmtree(made / name, ignore_errors=True)
+        shutil.copytree(made / f"{name}-kept", made / name, symlinks=True)
+    as_a_team_runs(monkeypatch, made / "team", made / "cache")
+    yield made / "team", before
+    forget_the_team()
 
 
 def numbers(out: str, *args: str) -> dict:
@@ -133,16 +174,19 @@ def numbers(out: str, *args: str) -> dict:
             for r in doc["results"]}
 
 
-def pytest_in(root: Path, *args: str) -> subprocess.CompletedProcess:
-    """pytest in the project: a new process, on the chunkeval this suite runs on, with the
-    cache beside the project."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "CI")}
-    env.update(CHUNKEVAL_CACHE=str(root.parent / "cache"), PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=str(Path(chunkeval.__file__).parents[1]))
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
-                           "no:randomly", *NO_LANGSMITH, "-rf", *args], cwd=root, env=env, text=True,
-                          capture_output=True, timeout=600)
+def pytest_in(pytester: pytest.Pytester, root: Path, *args: str) -> pytest.RunResult:
+    """pytest in the project, a session of its own in this process (the team's module
+    imported anew), with the cache beside the project."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.chdir(root)
+        monkeypatch.setenv("CHUNKEVAL_CACHE", str(root.parent / "cache"))
+        monkeypatch.setattr(sys, "dont_write_bytecode", True)
+        for name in ("PYTEST_ADDOPTS", "CI"):
+            monkeypatch.delenv(name, raising=False)
+        sys.modules.pop("teamret", None)
+        return pytester.runpytest_inprocess(
+            "-p", "no:cacheprovider", "-p", "no:randomly", *NO_LANGSMITH, "-rf",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
 
 
 def empty_cache(monkeypatch, tmp_path) -> None:
@@ -150,10 +194,9 @@ def empty_cache(monkeypatch, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("what", ["input limit", "weights file", "stop-word file"])
-def test_a_team_retriever_is_run_as_it_is_now(team, what, monkeypatch, tmp_path):
+def test_a_team_retriever_is_run_as_it_is_now(ran_twice, what, monkeypatch, tmp_path):
     name = {"input limit": "clipped", "weights file": "weighted"}.get(what, "stopped")
-    before = numbers("before")
-    assert not any(reused for _, reused in numbers("again").values())  # run, not remembered
+    team, before = ran_twice  # run twice, the second run computing everything again
     change(team, what, monkeypatch)
     warm = numbers("warm")
     assert warm[name][0]["metrics"] != before[name][0]["metrics"]
@@ -207,13 +250,14 @@ def test_a_cache_key_that_is_not_a_string_is_one_line(team, capsys):
         capsys.readouterr().err
 
 
-def test_the_gate_on_a_warm_cache_is_the_gate_on_an_empty_one(tmp_path, monkeypatch):
+def test_the_gate_on_a_warm_cache_is_the_gate_on_an_empty_one(tmp_path, monkeypatch,
+                                                              pytester):
     """pytest on a warm cache after all three changes: the verdict of an empty cache, and
     `--update-baselines` records an empty cache's numbers."""
     monkeypatch.delenv("RET_MAX_CHARS", raising=False)
     warm = write_team(tmp_path / "warm" / "team")  # its cache: tmp_path/warm/cache
-    first = pytest_in(warm, "--update-baselines")
-    assert first.returncode == 0, first.stdout + first.stderr
+    first = pytest_in(pytester, warm, "--update-baselines")
+    assert first.ret == 0, first.stdout.str() + first.stderr.str()
     for what in ("input limit", "weights file", "stop-word file"):
         change(warm, what, monkeypatch)
 
@@ -222,16 +266,15 @@ def test_the_gate_on_a_warm_cache_is_the_gate_on_an_empty_one(tmp_path, monkeypa
         shutil.copytree(warm, root)
         return root
 
-    gate = pytest_in(warm)
-    empty = pytest_in(on_an_empty_cache(1))
-    assert (gate.returncode, empty.returncode) == (1, 1), gate.stdout
-    failed = sorted(line for line in gate.stdout.splitlines() if line.startswith("FAILED"))
-    assert failed == sorted(line for line in empty.stdout.splitlines()
-                            if line.startswith("FAILED"))
+    gate = pytest_in(pytester, warm)
+    empty = pytest_in(pytester, on_an_empty_cache(1))
+    assert (gate.ret, empty.ret) == (1, 1), gate.stdout.str()
+    failed = sorted(line for line in gate.outlines if line.startswith("FAILED"))
+    assert failed == sorted(line for line in empty.outlines if line.startswith("FAILED"))
     cold = on_an_empty_cache(2)
     for root in (warm, cold):
-        recorded = pytest_in(root, "--update-baselines")
-        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+        recorded = pytest_in(pytester, root, "--update-baselines")
+        assert recorded.ret == 0, recorded.stdout.str() + recorded.stderr.str()
     baselines = [json.loads((root / "baselines" / "docs.json").read_text(encoding="utf-8"))
                  for root in (warm, cold)]
     assert baselines[0]["entries"] == baselines[1]["entries"]
