@@ -7,12 +7,14 @@ Each process also writes what it spent outside the items into
 $SUITE_CPU_OUT.<worker>.outside.json (a file apart, so that the item lines stay alike): its
 CPU seconds before its first item (start-up, plugins, conftest files, collection) and after
 its last one (the session's end, up to pytest_unconfigure), and the wall clock when its last
-item ended, so that suite_time.py can tell how long one xdist worker waited for the other.
+item ended, so that suite_time.py can tell how long one xdist worker waited for the other,
+and the CPU seconds its cyclic garbage collector took, by generation.
 An xdist controller runs no items: all of its own CPU is outside them (its children, the
 workers, are counted by their own lines)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -39,6 +41,20 @@ class _Process:
     first_item_cpu: float | None = None  # CPU when the first item's setup began
     last_item_cpu: float | None = None  # and when the last item's teardown ended
     last_item_wall: float | None = None
+
+
+_collecting: list[float] = []
+_collector_s = [0.0, 0.0, 0.0]  # CPU seconds of the collections of generations 0, 1 and 2
+
+
+def _collector(phase: str, info: dict) -> None:
+    if phase == "start":
+        _collecting[:] = [time.process_time()]
+    elif _collecting:
+        _collector_s[info["generation"]] += time.process_time() - _collecting.pop()
+
+
+gc.callbacks.append(_collector)
 
 
 def _timed(phase: str):
@@ -73,4 +89,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     with open(_out("outside.json"), "w", encoding="utf-8") as f:
         json.dump({"process": worker, "before_items_s": round(before, 3),
                    "after_items_s": round(after, 3),
-                   "last_item_ended": _Process.last_item_wall}, f)
+                   "last_item_ended": _Process.last_item_wall,
+                   "collector_s": [round(t, 3) for t in _collector_s]}, f)

@@ -8,8 +8,8 @@ by wall time, and the 15 items that took most CPU seconds (setup, call and teard
 by bench/suite_cpu.py: these hold still when other work shares the machine, wall times do
 not); each process's CPU seconds before its first item and after its last ([before, after];
 "main" is the controller, all of whose own time is outside the items), and the tail: how long
-after one worker's last item the other's ended. `--warm` runs again on the cache the first
-run filled.
+after one worker's last item the other's ended; and each process's CPU seconds in its cyclic
+garbage collector, by generation. `--warm` runs again on the cache the first run filled.
 
     python bench/suite_time.py [--warm] [-- PYTEST_ARGS...]
 """
@@ -66,7 +66,8 @@ def outside_items(out: str) -> dict:
     ended = [p["last_item_ended"] for p in processes if p["last_item_ended"] is not None]
     return {"outside_items_cpu_s": {p["process"]: [p["before_items_s"], p["after_items_s"]]
                                     for p in processes},
-            "tail_s": round(max(ended) - min(ended), 1) if len(ended) > 1 else None}
+            "tail_s": round(max(ended) - min(ended), 1) if len(ended) > 1 else None,
+            "collector_cpu_s": {p["process"]: p.get("collector_s") for p in processes}}
 
 
 def run_suite(cache: Path, args: list[str]) -> dict:
