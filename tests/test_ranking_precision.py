@@ -93,3 +93,28 @@ def test_lsa_ranks_alike_with_another_cpus_blas_kernels():
         return done.stdout.strip()
 
     assert len({ranking(core) for core in ("Haswell", "Sandybridge", "Prescott")}) == 1
+
+
+FIRST_FIT = """
+from threadpoolctl import threadpool_info
+from chunkeval.retrieval import lexical
+fit, threads = lexical.lsa_components, []
+def watched(*args):
+    found = fit(*args)  # scipy's linear algebra, and its BLAS, are loaded by now
+    threads.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+    return found
+lexical.lsa_components = watched
+lexical.LSAIndex([f"chunk {i} on topic {i % 7} and {i % 11}" for i in range(60)], dims=8)
+print(*threads)
+"""
+
+
+def test_the_first_lsa_fit_of_a_process_runs_every_blas_on_one_thread():
+    # A thread limit reaches only the libraries loaded when it is set; scipy's linear algebra
+    # brings a BLAS of its own (not numpy's), which the first fit of a fresh process loaded
+    # inside the limit: that fit ran on every core, the later ones on one, so a forked
+    # worker's first index had other last bits than a serial run's (or Ray's) same index
+    done = subprocess.run([sys.executable, "-c", FIRST_FIT], text=True, capture_output=True,
+                          check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    threads = [int(n) for n in done.stdout.split()]
+    assert threads and set(threads) == {1}, threads

@@ -136,7 +136,7 @@ class LSAIndex(Batched):
         # One BLAS thread: on shared CI cores, threads that spin waiting for each other made
         # the fit many times slower, and a fixed thread count keeps the vectors' last bits
         # stable.
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             self.components = lsa_components(x[rows], cap, seed) if cap >= 1 else None
             self.vectors = self._embed(x)
 
@@ -159,12 +159,23 @@ class LSAIndex(Batched):
 
     def _score_batch(self, queries: Sequence[str]) -> np.ndarray:
         q = self.bigrams.counts(queries)
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             q = self._embed(self.tfidf.transform(q) if self.tfidf is not None else q)
             # a matrix product's last bits depend on its shape (the batch size) and the
             # CPU: top_k rounds them off
             return q @ self.vectors.T
 
+
+def one_blas_thread() -> threadpool_limits:
+    """Every BLAS library of the process on one thread, until the block ends. A limit only
+    reaches the libraries loaded when it is set, and scipy.linalg brings a BLAS of its own
+    (not numpy's): loaded inside the block, it ran the first fit of a process on all its
+    threads, so a worker's first LSA index had other last bits than the later ones (and the
+    process pool's results differed from a serial run's and Ray's, whose workers start
+    with one thread)."""
+    import scipy.linalg  # noqa: F401 -- loaded before the limit, so that it is limited
+
+    return threadpool_limits(1, user_api="blas")
 
 
 def lsa_components(x: sp.csr_matrix, dims: int, seed: int) -> np.ndarray:
