@@ -420,8 +420,7 @@ class Results:
             qc.count(qs["queries"], "queries")
             qc.string(qs["fingerprint"], "fingerprint")
             qc.that(qs.get("coverage", UNSTATED_COVERAGE) in ("text", "positional", "mixed"),
-                    "coverage",
-                    "is not text, positional or mixed")
+                    "coverage", "is not text, positional or mixed")
             summaries[name] = QuerySetSummary(qs["queries"], qs["fingerprint"],
                                               qs.get("coverage", UNSTATED_COVERAGE))
         for key in ("strategies", "retrievers"):

@@ -7,8 +7,9 @@ Two passes, each reporting every mismatch as one line:
    Every embedding shard reads as digests and finite vectors of one width.
 2. A deterministic sample of the configured cases (strategy x retriever x query set, evenly
    spread over their sorted list, the query sets that gate first) is evaluated twice: through
-   the caches, and with no cache at all. Their numbers and chunks must be equal, and the vectors the embedding cache holds
-   for the case's texts must be those the retriever computes now.
+   the caches, and with no cache at all. Their numbers and chunks must be equal, and the
+   vectors the embedding cache holds for the case's texts must be those the retriever
+   computes now.
 """
 
 from __future__ import annotations

@@ -261,4 +261,5 @@ def test_the_full_default_matrix_recomputes(default_run, part):
     assert matrix and len(doc["results"]) == 2 * sum(map(len, matrix.values()))
     mine = list(matrix)[part::PARTS]
     queries = sum(q["queries"] for q in doc["query_sets"].values())
-    assert check_published(out, dump, mine, doc, dumped) == queries * sum(len(matrix[s]) for s in mine)
+    assert check_published(out, dump, mine, doc, dumped) == queries * sum(len(matrix[s])
+                                                                          for s in mine)

@@ -256,7 +256,7 @@ def test_a_strategy_keeps_its_colour_across_the_report():
     import re
 
     from chunkeval.report import View
-    from chunkeval.report.svg import FONT, plot_budget_curves
+    from chunkeval.report.svg import plot_budget_curves
     doc = make_results(query_sets={"a": 100, "b": 100})
     first = next(iter(doc["strategies"]))
     doc["results"] = [r for r in doc["results"] if not (r["query_set"] == "b"

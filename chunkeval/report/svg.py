@@ -159,7 +159,7 @@ class Frame:
 
 
 def axes(svg: Svg, f: Frame, xticks, yticks, xlabel: str, ylabel: str,
-          xfmt=lambda v: f"{v:,.0f}") -> None:
+         xfmt=lambda v: f"{v:,.0f}") -> None:
     last = math.inf  # the top of the last y label drawn, going up
     for v in yticks:
         y = f.y(v)
@@ -225,7 +225,7 @@ def plot_recall_vs_length(doc: View, qs: str) -> str:
     retrievers = doc.retrievers(qs)
     panel_h, top, width = 330, 64, 1080
     svg = Svg(width, top + panel_h * max(1, len(retrievers)) + 10,
-               f"Recall against mean chunk length ({qs})")
+              f"Recall against mean chunk length ({qs})")
     svg.text(20, 24, f"Recall@{doc.k} and budget recall against mean chunk length — {qs}",
              size=16, weight="bold")
     svg.circle(30, 46, 5, fill=PALETTE[0])
@@ -246,7 +246,7 @@ def plot_recall_vs_length(doc: View, qs: str) -> str:
         f = Frame(90, y0, width - 190, y0 + panel_h - 80, xlo, xhi, yhi, xlog=True)
         svg.text(f.x0, y0 - 8, ret, size=14, weight="bold")
         axes(svg, f, _log_ticks(xlo, xhi), yticks, f"mean chunk length ({doc.unit}, log scale)",
-              "recall")
+             "recall")
         labels, markers = [], []
         for s, length in lengths.items():
             row = doc.row(qs, s, ret)
@@ -306,7 +306,7 @@ def plot_budget_curves(doc: View, qs: str) -> str:
         svg.text(f.x0, f.y0 - 10, ret if len(held[ret]) == len(chosen) else
                  f"{ret} ({len(held[ret])} of {len(chosen)})", size=14, weight="bold")
         axes(svg, f, budgets, yticks, f"context budget ({doc.unit})", "budget recall",
-              xfmt=lambda v: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
+             xfmt=lambda v: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
         if budgets[0] <= doc.budget <= budgets[-1]:
             svg.line(f.x(doc.budget), f.y0, f.x(doc.budget), f.y1, stroke="#aaa", dash="4 3")
         for j, s in enumerate(chosen):

