@@ -1,9 +1,8 @@
 """The Ray executor on a real local cluster of two worker processes gives the process pool's
 results. Selected with `-m distributed`. The first test has the executor start and stop a
-cluster of its own; the later ones share one cluster the module starts (starting one costs
-some seconds of CPU), which the executor finds running and leaves up. Under xdist each worker
-that runs one of them starts its own (an xdist_group mark does not keep them on one worker
-with the suite's scheduler)."""
+cluster of its own; the last finds one running and leaves it up: its cases share the cluster
+it starts (starting one costs some seconds), in one test so that one xdist worker runs them
+all (an xdist_group mark does not keep tests on one worker with the suite's scheduler)."""
 
 import json
 import os
@@ -109,19 +108,6 @@ def test_an_unreachable_cluster_is_a_clear_error_at_once(tmp_path, monkeypatch, 
     assert "cannot reach the Ray cluster at 127.0.0.1:9" in capsys.readouterr().err
 
 
-@pytest.mark.corpus
-def test_ray_on_the_default_corpus_gives_the_process_pool_results(tmp_path, capsys,
-                                                                   ray_cluster):
-    common = ["--strategies", "fixed-800,structure-400+prefix", "--retrievers", "bm25,lsa",
-              "--max-queries", "200", "--jobs", "2", "--no-result-cache"]
-    assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
-    assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
-    pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
-                 for d in ("pool", "ray"))
-    assert pool["corpus"]["name"] == "debian-ja" and len(ray["results"]) == 8
-    assert without_timings(ray) == without_timings(pool)
-
-
 # An outside splitter that kills the process it runs in the first time it meets a page
 # (a worker killed mid-run), and an outside embedding retriever and length measure: what the
 # process pool has by inheritance, Ray's workers must import.
@@ -156,14 +142,27 @@ def words(text):
 '''
 
 
-@pytest.mark.parametrize("deaths", [1, 9])
-def test_ray_with_outside_code_and_a_killed_worker(docs, tmp_path, monkeypatch, capsys, deaths,
-                                                   ray_cluster):
+def default_corpus_comparison(tmp_path, capsys):
+    common = ["--strategies", "fixed-800,structure-400+prefix", "--retrievers", "bm25,lsa",
+              "--max-queries", "200", "--jobs", "2", "--no-result-cache"]
+    assert main(["run", *common, "--out", str(tmp_path / "pool")]) == 0
+    assert main(["run", *common, "--executor", "ray", "--out", str(tmp_path / "ray")]) == 0
+    pool, ray = (json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))
+                 for d in ("pool", "ray"))
+    assert pool["corpus"]["name"] == "debian-ja" and len(ray["results"]) == 8
+    assert without_timings(ray) == without_timings(pool)
+
+
+def outside_code_and_a_killed_worker(tmp_path, monkeypatch, capsys, deaths):
     """Killed once, the worker is restarted and the task run again: the same results as the
-    process pool. Killed every time, that task is a failure and every other result is kept."""
-    import sys
+    process pool. Killed every time, that task is a failure and every other result is kept.
+    On the `docs` fixture's pages, with a cache of its own."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setenv("CHUNKEVAL_CACHE", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in corpus_pages(24).items():
+        (docs / name).write_text(text, encoding="utf-8")
     (tmp_path / "proj.py").write_text(PROJECT, encoding="utf-8")
     (tmp_path / "deaths").write_text("")
     common = ["--corpus", str(docs), "--queries", "section-titles", "--splitter",
@@ -189,3 +188,19 @@ def test_ray_with_outside_code_and_a_killed_worker(docs, tmp_path, monkeypatch, 
         [lost] = ray["failed"]
         assert lost["strategy"] == "dying" and "Ray worker was lost" in lost["message"]
         assert "strategy 'dying' failed: its Ray worker was lost" in capsys.readouterr().err
+
+
+@pytest.mark.corpus
+def test_ray_on_a_running_cluster_gives_the_process_pool_results(tmp_path, monkeypatch, capsys,
+                                                                  subtests, ray_cluster):
+    """On the default corpus (the suite's cache); with outside code whose worker is killed
+    once; and killed every time."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    with subtests.test("the default corpus"):
+        default_corpus_comparison(tmp_path / "default", capsys)
+    for deaths in (1, 9):
+        with subtests.test("outside code, its worker killed", deaths=deaths), \
+                monkeypatch.context() as patch:
+            folder = tmp_path / f"killed-{deaths}"
+            folder.mkdir()
+            outside_code_and_a_killed_worker(folder, patch, capsys, deaths)

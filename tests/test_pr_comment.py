@@ -87,7 +87,9 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def github():
     server = FakeGitHub()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the server's next poll: the default half second, in every test
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                              daemon=True)
     thread.start()
     yield server
     server.shutdown()
