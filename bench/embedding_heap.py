@@ -1,14 +1,16 @@
 """The `use` encoder's settings compared on a corpus's real chunk texts, as a pytest-xdist
 worker (one BLAS thread) or a single process (two) runs it.
 
-    python bench/embedding_heap.py [--strategy fixed-400] [--texts 800] [--rounds 3] [--pair]
-        [--kinds mapped heap] [--threads 1] [--corpus debian-ja]
+    python bench/embedding_heap.py [--strategy fixed-400[,structure-400...]] [--texts 800]
+        [--rounds 3] [--pair] [--kinds mapped heap] [--threads 1] [--corpus debian-ja]
 
 Kinds: `mapped`, the package's own code with glibc mapping its large arrays afresh; `heap`,
 the package's own code with the arrays kept in the heap; `passes`, the heap and the token
-stages in cache-sized passes (neural_passes.py), as chunkeval runs an encoder of one thread. The texts are the
-strategy's chunks of every query set's view (each text once, as the embedding cache embeds
-them), from chunkeval's own chunking. Each round runs every kind in turn, each in a fresh
+stages in cache-sized passes (neural_passes.py), each context convolved afresh; `contexts`,
+the passes with each token context's rows kept, as chunkeval runs an encoder of one thread.
+The texts are each strategy's chunks of every query set's view in turn (each text once, as
+the embedding cache embeds them), from chunkeval's own chunking: with several strategies,
+the later ones meet the contexts of the earlier. Each round runs every kind in turn, each in a fresh
 process; with --pair two processes of the same kind run at once, as the two workers do.
 Prints texts/s, user and system CPU seconds and minor page faults per process, the medians,
 and whether every vector of each kind is np.array_equal to the first kind's.
@@ -30,7 +32,7 @@ import time
 import numpy as np
 
 
-KINDS = ("mapped", "heap", "passes")
+KINDS = ("mapped", "heap", "passes", "contexts")
 
 
 def _embed(kind: str, args: argparse.Namespace, out: str) -> None:
@@ -41,16 +43,20 @@ def _embed(kind: str, args: argparse.Namespace, out: str) -> None:
     from chunkeval.retrieval import neural, neural_passes
     from chunkeval.retrieval.registry import USE_BATCH
     evaluation = Evaluation(load_corpus(args.corpus), result_cache=False, embedding_cache=False)
-    texts = list(dict.fromkeys(c.indexed for spec in evaluation.query_specs
-                               for c in evaluation.chunked(args.strategy, spec).searched))
+    texts = list(dict.fromkeys(c.indexed for strategy in args.strategy.split(",")
+                               for spec in evaluation.query_specs
+                               for c in evaluation.chunked(strategy, spec).searched))
     texts = texts[:args.texts] if args.texts else texts
     if kind == "mapped":
         neural._arrays_in_heap = contextlib.nullcontext
     neural.use_embed(["warm up"])  # the model loads once
     backend = neural._model._model
     vars(backend).pop("_encode_batch", None)  # the package's own micro-batches
-    if kind == "passes":  # on any number of threads (chunkeval binds them on one)
+    if kind in ("passes", "contexts"):  # on any number of threads (chunkeval: on one)
         neural_passes.bind(backend)
+    if kind == "passes":
+        neural_passes._convolve_kept = lambda self, flat, lens, starts, idx, out: \
+            neural_passes._convolve_all(self, flat, idx, out)
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     vectors = np.concatenate([neural.use_embed(texts[i:i + USE_BATCH])
                               for i in range(0, len(texts), USE_BATCH)])

