@@ -84,6 +84,13 @@ def test_texts_whose_sums_could_round_run_the_whole_viterbi(tokenizer, monkeypat
         assert _ids(tokenizer, text, package=False) == _ids(tokenizer, text, package=True)
 
 
+def test_the_packages_vocabulary_lets_words_and_stretches_be_kept(tokenizer):
+    ours = tokenizer._encode_one.__self__
+    assert ours._longest > 10 ** 6  # texts of a million characters and more
+    _ids(tokenizer, "設定ファイルを読みます。", package=False)
+    assert "設定ファイルを読みます。" in ours._words and len(ours._parts) > 1
+
+
 def test_a_lone_surrogate_is_refused_as_the_package_refuses_it(tokenizer):
     for package in (False, True):
         with pytest.raises(UnicodeEncodeError):
