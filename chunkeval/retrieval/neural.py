@@ -99,6 +99,8 @@ def use_embed(texts: list[str]) -> np.ndarray:
             pass
         from .neural_passes import install
         install(_model)  # token stages in cache-sized passes: on one thread, this package only
+        from . import neural_tokens
+        neural_tokens.install(_model)  # the package's own ids, tokenized faster: this version only
     if not texts:
         return np.zeros((0, 512), dtype=np.float32)
     with _arrays_in_heap():
