@@ -169,7 +169,8 @@ def _convolve_kept(self, flat, lens, starts, idx, out):
         rows = np.empty((len(distinct), out.shape[1]), dtype=np.float32)
         known = slots >= 0
         rows[known] = contexts.rows[slots[known]]
-        fresh = rows[new] = _convolve_some(self, flat, idx, first[new])
+        fresh = rows[new] = _convolve_some(self, flat, idx, first[new]) if len(new) \
+            else rows[:0]
         np.take(rows, which.ravel(), axis=0, out=out)
     contexts.keep([distinct[k] for k in new.tolist()], fresh)
 
