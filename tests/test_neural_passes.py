@@ -191,3 +191,29 @@ def test_contexts_beyond_the_store_are_still_found_when_met_again_in_order(backe
     assert np.array_equal(_encode(backend, texts, 400, in_passes=True), first)
     found = np.concatenate(found)
     assert len(found) > 3000 * 1.5 and (found >= 0).mean() > 0.3
+
+
+@pytest.mark.parametrize("available,size", [(None, 400_000), (3 << 20, 128),
+                                            (1 << 40, 400_000)],
+                         ids=["not-said", "short", "plenty"])
+def test_the_store_takes_at_most_its_share_of_the_memory_available(backend, monkeypatch,
+                                                                   available, size):
+    monkeypatch.delitem(vars(backend), "_contexts", raising=False)
+    monkeypatch.setattr(neural_passes, "available_memory", lambda: available)
+    texts = _texts()[:60]
+    assert np.array_equal(_encode(backend, texts, 400, in_passes=True),
+                          _encode(backend, texts, 400, in_passes=False))
+    kept = backend._contexts
+    assert kept.size == size and len(kept.rows) == size and kept.n <= size
+
+
+def test_the_memory_available_is_the_systems_own_figure():
+    from pathlib import Path
+    meminfo = Path("/proc/meminfo")
+    available = neural_passes.available_memory()
+    if not meminfo.exists():
+        assert available is None
+        return
+    total = next(int(line.split()[1]) * 1024 for line in meminfo.read_text().splitlines()
+                 if line.startswith("MemTotal:"))
+    assert 0 < available <= total

@@ -47,8 +47,11 @@ KEPT_PIECES = 32768
 MIN_BLAS_ROWS = 8
 # Token contexts whose convolution rows a process keeps: 3 KB each, 1.2 GB at most. The
 # default corpus's chunks hold some 340,000 distinct contexts, and every strategy and query
-# set chunks the same text again (bench/results/suite-time.md).
+# set chunks the same text again (bench/results/suite-time.md). Fewer where that would be
+# more than MEMORY_SHARE of the memory available when the first is kept: a pool of workers on
+# a small CI machine each keep some, and none should run the machine out of memory.
 KEPT_CONTEXTS = 400_000
+MEMORY_SHARE = 1 / 8
 # A token's rows depend on the pieces up to this far either side of it: two convolution
 # layers, each reaching two places before and two after (the widest order, 5).
 CONTEXT_REACH = 4
@@ -261,23 +264,26 @@ def _product(a, w):
 
 class _Contexts:
     """The convolution rows of the token contexts met so far, by context: a token's rows
-    depend on its context alone. At most KEPT_CONTEXTS: when full, a quarter of them, drawn
-    at random from the half least recently met, make room. Not simply the least recently
-    met: a corpus whose contexts are more than the store holds meets them in the same order
-    each time it is chunked again, so those are the next ones needed, and none would ever
-    be found; nor a draw from all, which gives up a new corpus's contexts as readily as an
-    old one's."""
+    depend on its context alone. At most `size` (KEPT_CONTEXTS, or fewer where memory is
+    short): when full, a quarter of them, drawn at random from the half least recently met,
+    make room. Not simply the least recently met: a corpus whose contexts are more than the
+    store holds meets them in the same order each time it is chunked again, so those are
+    the next ones needed, and none would ever be found; nor a draw from all, which gives up
+    a new corpus's contexts as readily as an old one's."""
 
     def __init__(self, width: int):
+        available = available_memory()
+        self.size = size = KEPT_CONTEXTS if available is None else max(
+            MIN_BLAS_ROWS, min(KEPT_CONTEXTS, int(available * MEMORY_SHARE) // (4 * width)))
         self.slot: dict[bytes, int] = {}  # context -> its row
-        self.key: list = [None] * KEPT_CONTEXTS  # row -> its context
+        self.key: list = [None] * size  # row -> its context
         # an anonymous mapping takes memory as rows are written; on small pages, since the
         # kernel's making of huge ones as they are first written tripled keep()'s time
-        self._memory = mmap.mmap(-1, KEPT_CONTEXTS * width * 4)
+        self._memory = mmap.mmap(-1, size * width * 4)
         if hasattr(mmap, "MADV_NOHUGEPAGE"):
             self._memory.madvise(mmap.MADV_NOHUGEPAGE)
-        self.rows = np.frombuffer(self._memory, dtype=np.float32).reshape(KEPT_CONTEXTS, width)
-        self.met = np.zeros(KEPT_CONTEXTS, dtype=np.int64)  # the pass a row was last met in
+        self.rows = np.frombuffer(self._memory, dtype=np.float32).reshape(size, width)
+        self.met = np.zeros(size, dtype=np.int64)  # the pass a row was last met in
         self.passes = self.n = 0
         self.free: list[int] = []
         self.draw = np.random.default_rng(0)
@@ -291,18 +297,18 @@ class _Contexts:
         return slots
 
     def keep(self, keys: list, rows) -> None:
-        count = min(len(keys), KEPT_CONTEXTS)
-        if self.n + count > KEPT_CONTEXTS > self.n:  # the rows left at the end: free ones
-            self.free.extend(range(self.n, KEPT_CONTEXTS))
-            self.n = KEPT_CONTEXTS
-        if self.n + count <= KEPT_CONTEXTS:
+        count = min(len(keys), self.size)
+        if self.n + count > self.size > self.n:  # the rows left at the end: free ones
+            self.free.extend(range(self.n, self.size))
+            self.n = self.size
+        if self.n + count <= self.size:
             at = np.arange(self.n, self.n + count)
             self.key[self.n:self.n + count] = keys[:count]
             self.slot.update(zip(keys[:count], range(self.n, self.n + count)))
             self.n += count
         else:
             if len(self.free) < count:
-                self._give_up(max(count - len(self.free), KEPT_CONTEXTS // 4))
+                self._give_up(max(count - len(self.free), self.size // 4))
             count = min(count, len(self.free))
             at = np.array(self.free[len(self.free) - count:], dtype=np.int64)
             del self.free[len(self.free) - count:]
@@ -323,6 +329,19 @@ class _Contexts:
                 del self.slot[key]
                 self.key[slot] = None
                 self.free.append(slot)
+
+
+def available_memory() -> int | None:
+    """The bytes the system says it can give without swapping (Linux's MemAvailable), or
+    None where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _embedded(self, pieces, emb):
