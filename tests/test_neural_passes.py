@@ -218,3 +218,30 @@ def test_the_memory_available_is_the_systems_own_figure():
     total = next(int(line.split()[1]) * 1024 for line in meminfo.read_text().splitlines()
                  if line.startswith("MemTotal:"))
     assert 0 < available <= total
+
+
+def test_a_forked_process_keeps_contexts_of_its_own(backend, monkeypatch):
+    """A pool's workers are forked from a process that may already keep contexts: each
+    writes its new rows where the other would too, and must not read the other's."""
+    import os
+    monkeypatch.delitem(vars(backend), "_contexts", raising=False)
+    texts = _texts()
+    _encode(backend, texts[:40], 400, in_passes=True)  # the parent keeps some
+    mine, theirs = texts[40:120], [t + " 追記" for t in texts[120:200]]
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # the first worker: keeps `mine`, waits, meets them again
+        try:
+            first = _encode(backend, mine, 400, in_passes=True)
+            os.write(ready_w, b"1")
+            os.read(go_r, 1)
+            again = _encode(backend, mine, 400, in_passes=True)
+            os._exit(0 if np.array_equal(first, again) else 1)
+        except BaseException:
+            os._exit(2)
+    os.read(ready_r, 1)
+    _encode(backend, theirs, 400, in_passes=True)  # this process keeps others, meanwhile
+    os.write(go_w, b"1")
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

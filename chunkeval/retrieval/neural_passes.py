@@ -280,8 +280,11 @@ class _Contexts:
         self.slot: dict[bytes, int] = {}  # context -> its row
         self.key: list = [None] * size  # row -> its context
         # an anonymous mapping takes memory as rows are written; on small pages, since the
-        # kernel's making of huge ones as they are first written tripled keep()'s time
-        self._memory = mmap.mmap(-1, size * width * 4)
+        # kernel's making of huge ones as they are first written tripled keep()'s time; and
+        # private, so that processes forked from this one (a pool's workers) write rows of
+        # their own, not into each other's
+        self._memory = mmap.mmap(-1, size * width * 4, **(
+            {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}))
         if hasattr(mmap, "MADV_NOHUGEPAGE"):
             self._memory.madvise(mmap.MADV_NOHUGEPAGE)
         self.rows = np.frombuffer(self._memory, dtype=np.float32).reshape(size, width)
